@@ -1,0 +1,50 @@
+"""The one error type users see, and how it is printed.
+
+Every stage raises `AotcError` for bad input; the CLI prints `format()` and exits
+1. A location makes it `FILE:LINE:COL: error: message` followed by the source
+line and a caret; a YAML key path makes it `FILE: error: key.path: message`.
+"""
+from __future__ import annotations
+
+from .hlo.ir import Loc
+
+
+class AotcError(Exception):
+    def __init__(self, message: str, loc: Loc | None = None, source_line: str | None = None,
+                 path: str | None = None, file: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.source_line = source_line  # the text of loc's line, for the caret display
+        self.path = path  # YAML key path such as "feeds[2].shape"
+        self.file = file  # file name when there is no loc
+
+    def format(self) -> str:
+        msg = f"{self.path}: {self.message}" if self.path else self.message
+        if self.loc is None:
+            where = f"{self.file}: " if self.file else ""
+            return f"{where}error: {msg}"
+        out = f"{self.loc.file}:{self.loc.line}:{self.loc.col}: error: {msg}"
+        if self.source_line is not None:
+            line = self.source_line.rstrip("\n")
+            if len(line) > 200:  # keep the caret visible on huge lines
+                start = max(0, self.loc.col - 100)
+                line, caret_col = line[start:start + 200], self.loc.col - start
+            else:
+                caret_col = self.loc.col
+            line = "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in line)
+            out += "\n" + line + "\n" + " " * (caret_col - 1) + "^"
+        return out
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def located(message: str, loc: Loc | None, source: str | None = None) -> AotcError:
+    """An error at `loc`, with the source line taken from the full source text."""
+    line = None
+    if loc is not None and source is not None:
+        lines = source.split("\n")
+        if 1 <= loc.line <= len(lines):
+            line = lines[loc.line - 1]
+    return AotcError(message, loc, line)

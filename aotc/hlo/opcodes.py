@@ -1,0 +1,76 @@
+"""The opcode table: every opcode XLA prints, with its arity and category.
+
+The parser accepts exactly these spellings; whether aotc can compile an opcode
+is decided by the op-rule registry in `aotc.ops`, not here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VARIADIC = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Opcode:
+    name: str
+    arity: int  # number of operands, or VARIADIC
+    category: str  # "elementwise" | "shape" | "reduce" | "control" | "data" | "collective" | "other"
+
+
+def _ops(category: str, arity: int, names: str) -> list[Opcode]:
+    return [Opcode(n, arity, category) for n in names.split()]
+
+
+_TABLE: list[Opcode] = [
+    *_ops(
+        "elementwise",
+        1,
+        "abs negate sign exponential exponential-minus-one log log-plus-one sqrt rsqrt cbrt tanh "
+        "logistic sine cosine tan erf floor ceil round-nearest-afz round-nearest-even is-finite not "
+        "popcnt count-leading-zeros real imag convert bitcast-convert reduce-precision "
+        "stochastic-convert copy",
+    ),
+    *_ops(
+        "elementwise",
+        2,
+        "add subtract multiply divide remainder power maximum minimum atan2 and or xor shift-left "
+        "shift-right-logical shift-right-arithmetic compare complex",
+    ),
+    *_ops("elementwise", 3, "select clamp"),
+    *_ops("shape", 1, "broadcast reshape transpose slice reverse bitcast dynamic-reshape"),
+    *_ops("shape", 2, "pad"),
+    *_ops("shape", 0, "iota"),
+    *_ops("shape", VARIADIC, "concatenate dynamic-slice dynamic-update-slice"),
+    *_ops("data", 0, "parameter constant rng-get-and-update-state partition-id replica-id"),
+    *_ops("data", VARIADIC, "tuple opt-barrier"),
+    *_ops("data", 1, "get-tuple-element get-dimension-size"),
+    *_ops("data", 2, "set-dimension-size"),
+    *_ops("reduce", VARIADIC, "reduce reduce-window sort scatter map topk"),
+    *_ops("reduce", 2, "dot gather convolution ragged-dot"),
+    *_ops("reduce", 3, "select-and-scatter"),
+    *_ops("control", VARIADIC, "call fusion conditional custom-call while after-all add-dependency domain"),
+    *_ops(
+        "collective",
+        VARIADIC,
+        "all-gather all-gather-start all-gather-done all-reduce all-reduce-start all-reduce-done "
+        "all-to-all ragged-all-to-all collective-broadcast collective-permute collective-permute-start "
+        "collective-permute-done reduce-scatter async-start async-update async-done copy-start "
+        "copy-done send send-done recv recv-done infeed outfeed",
+    ),
+    *_ops(
+        "other",
+        VARIADIC,
+        "batch-norm-grad batch-norm-inference batch-norm-training cholesky triangular-solve fft rng "
+        "rng-bit-generator",
+    ),
+]
+
+OPCODES: dict[str, Opcode] = {o.name: o for o in _TABLE}
+
+
+def opcode(name: str) -> Opcode:
+    return OPCODES[name]
+
+
+def is_opcode(name: str) -> bool:
+    return name in OPCODES

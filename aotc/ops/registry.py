@@ -1,0 +1,65 @@
+"""The op-rule registry: one `OpRule` per opcode aotc understands.
+
+Each op family module (`elementwise.py`, `shape_ops.py`, `dot.py`, ...) defines,
+side by side, an op's shape rule (used by the verifier) and its emission rule
+(used by lowering), and registers them here with `register`. Nothing else in
+aotc maps opcodes to behaviour.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..hlo.ir import Instruction
+from ..hlo.shape import Shape
+
+# shape_rule(instr, operand_shapes) -> inferred result shape; raises ShapeError
+ShapeRule = Callable[[Instruction, list[Shape]], Shape]
+
+
+class ShapeError(Exception):
+    """Raised by shape rules; the verifier turns it into a located AotcError."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpRule:
+    opcode: str
+    shape: Optional[ShapeRule] = None
+    # elemental(ctx, instr, index) -> C expression of one output element, where
+    # index is a tuple of C index expressions (see aotc.lower.elemental)
+    elemental: Optional[Callable] = None
+    # kernel(ctx, instr) -> emits a whole loop nest / runtime call (dot, reduce)
+    kernel: Optional[Callable] = None
+    # scratch_bytes(instr, operand_shapes) -> bytes of arena scratch a kernel needs
+    scratch_bytes: Optional[Callable] = None
+
+
+_RULES: dict[str, OpRule] = {}
+
+
+def register(rule: OpRule) -> OpRule:
+    if rule.opcode in _RULES:
+        raise ValueError(f"op rule for {rule.opcode} registered twice")
+    _RULES[rule.opcode] = rule
+    return rule
+
+
+def rules() -> dict[str, OpRule]:
+    _load_families()
+    return _RULES
+
+
+def rule(opcode: str) -> OpRule | None:
+    _load_families()
+    return _RULES.get(opcode)
+
+
+def compilable(opcode: str) -> bool:
+    """Whether aotc can compile instructions with this opcode."""
+    r = rule(opcode)
+    return r is not None and (r.elemental is not None or r.kernel is not None)
+
+
+def _load_families() -> None:
+    # importing a family module registers its rules
+    from . import families  # noqa: F401
