@@ -32,6 +32,10 @@ class OpRule:
     kernel: Optional[Callable] = None
     # scratch_bytes(instr, operand_shapes) -> bytes of arena scratch a kernel needs
     scratch_bytes: Optional[Callable] = None
+    # resolved structurally by lowering (parameter, tuple, call, ...): no code of its own
+    structural: bool = False
+    # kernel needs every operand in a buffer of its own (no fused producers)
+    buffered_operands: bool = False
 
 
 _RULES: dict[str, OpRule] = {}
@@ -57,7 +61,7 @@ def rule(opcode: str) -> OpRule | None:
 def compilable(opcode: str) -> bool:
     """Whether aotc can compile instructions with this opcode."""
     r = rule(opcode)
-    return r is not None and (r.elemental is not None or r.kernel is not None)
+    return r is not None and (r.structural or r.elemental is not None or r.kernel is not None)
 
 
 def _load_families() -> None:
