@@ -62,6 +62,12 @@ def c_float(x: float, dt_name: str) -> str:
         return f"(({cast})INFINITY)" if x > 0 else f"(-({cast})INFINITY)"
     if x == 0:
         return f"-0.0{suffix}" if math.copysign(1.0, x) < 0 else f"0.0{suffix}"
+    short = str(np.float64(x)) if dt_name == "f64" else str(np.float32(x))
+    exact = np.float64(short) == x if dt_name == "f64" else np.float32(short) == np.float32(x)
+    if exact and "inf" not in short and "nan" not in short:
+        if "e" not in short and "." not in short:
+            short += ".0"
+        return f"{short}{suffix}"
     return f"{float(x).hex()}{suffix}"
 
 
@@ -135,7 +141,9 @@ class KernelBuilder:
         self.indent = 1
         self._scopes: list[dict[str, str]] = [{}]
         self._used: set[str] = set()
-        self.helpers: set[str] = set()  # names of scalar computations (reducers) this kernel calls
+        # set by the kernel assembler: computation name -> C function name, and the scratch pointer
+        self.scalar_function: Callable[[str], str] | None = None
+        self.scratch: str | None = None
 
     # ---- statements
     def line(self, text: str) -> None:

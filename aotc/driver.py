@@ -1,0 +1,128 @@
+"""The compiler driver: HLO file + config -> checked module -> Program -> C text.
+
+The stages in order: read, parse, verify, fill elided constants, resolve the
+signature, lower, emit. Toolchain work (building objects, loading, running)
+lives in `aotc.toolchain`; this module writes no files but the dumps.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from .emit_c.header import emit_header
+from .emit_c.source import emit_source
+from .errors import AotcError
+from .frontend import parse_hlo
+from .frontend.config import identifier_problem, load_config, parse_config
+from .frontend.constants import resolve_constants
+from .frontend.signature import Signature, resolve_signature
+from .hlo.ir import Module
+from .hlo.verifier import verify
+from .lower.pipeline import LowerResult, STAGES, lower
+from .options import CompileOptions
+
+
+@dataclass(frozen=True)
+class Frontend:
+    module: Module
+    signature: Signature
+    source_text: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Generated:
+    name: str  # C prefix
+    header_name: str  # file name the .c includes
+    c_text: str
+    h_text: str
+    lowered: LowerResult
+
+
+def read_model(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise AotcError(f"cannot read model: {e.strerror or e}", file=path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        from .hlo.ir import Loc
+        raise AotcError("the file is not UTF-8 text (binary data?)", Loc(path, line, col)) from None
+
+
+def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None) -> Frontend:
+    """Parse, verify and resolve a model; `config` is a path, a dict-free YAML text via
+    `parse_config`, a Config, or None."""
+    source = text if text is not None else read_model(model)
+    module = parse_hlo(source, model)                                   # HLO text -> IR
+    verify(module, source)                                              # structure, shapes
+    module = resolve_constants(module, options.elided_constants,        # elided constants
+                               options.bind_constants, source)
+    if isinstance(config, (str, os.PathLike)):
+        config = load_config(config)
+    sig = resolve_signature(module, config)                             # feeds, fetches, names
+    return Frontend(module, sig, source, model)
+
+
+def default_name(out: str | None, fe: Frontend, options: CompileOptions) -> str:
+    """C prefix: --name, else the config's `name`, else the -o basename without `lib`."""
+    if options.name:
+        bad = identifier_problem(options.name)
+        if bad:
+            raise AotcError(f"--name: {bad}")
+        return options.name
+    if fe.signature.name:
+        return fe.signature.name
+    base = os.path.basename(out or fe.module.name)
+    base = re.sub(r"\.(c|h|o|so|a)$", "", base)
+    if base.startswith("lib") and len(base) > 3:
+        base = base[3:]
+    base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "model"
+    if base[0].isdigit() or identifier_problem(base):
+        base = "m_" + base
+    return base
+
+
+def generate(fe: Frontend, out: str | None, options: CompileOptions, target_banner: str = "host") -> Generated:
+    name = default_name(out, fe, options)
+    dumps = set(options.dump_after)
+    unknown = dumps - set(STAGES)
+    if unknown:
+        raise AotcError(f"--dump-after: unknown stage {sorted(unknown)[0]!r} (stages: {', '.join(STAGES)})")
+
+    def dump(stage: str, obj) -> None:
+        if stage in dumps:
+            _dump(stage, obj, options.dump_dir)
+
+    lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
+                    target=target_banner, source_text=fe.source_text, dump=dump)
+    header_name = os.path.basename(out or name) + ".h"
+    guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
+    return Generated(name, header_name, emit_source(lowered.program, header_name),
+                     emit_header(lowered.program, guard), lowered)
+
+
+def _dump(stage: str, obj, dump_dir: str | None) -> None:
+    from .hlo.printer import print_module
+    if isinstance(obj, Module):
+        text = print_module(obj)
+    elif hasattr(obj, "roles"):
+        text = "\n".join(f"{n} = {r}" for n, r in obj.roles.items()) + "\n"
+    else:
+        text = repr(obj) + "\n"
+    if dump_dir:
+        os.makedirs(dump_dir, exist_ok=True)
+        with open(os.path.join(dump_dir, f"after_{stage}.txt"), "w") as f:
+            f.write(text)
+    else:
+        sys.stderr.write(f"// ---- after {stage}\n{text}")
+
+
+def parse_config_text(text: str, file: str = "<config>"):
+    return parse_config(text, file)

@@ -1,0 +1,189 @@
+"""The instance API of the generated .c: create/destroy, buffer setters and
+accessors, checked run with a real error message, introspection tables and
+the stateless entry. Formatting only.
+"""
+from __future__ import annotations
+
+from ..lower.program import Port, Program
+
+
+def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
+    n = max(len(ports), 1)
+    def arr(ctype: str, name: str, vals: list[str]) -> str:
+        return f"static const {ctype} {P}_{kind}_{name}_[{n}] = {{{', '.join(vals) or '0'}}};"
+    out = []
+    for i, p in enumerate(ports):
+        dims = ", ".join(f"INT64_C({d})" for d in p.dims) or "0"
+        out.append(f"static const int64_t {P}_{kind}{i}_dims_[{max(len(p.dims), 1)}] = {{{dims}}};")
+    out += [
+        arr("char* const", "names", [f'"{p.name}"' for p in ports]),
+        arr("char* const", "types", [f'"{p.dtype.name}"' for p in ports]),
+        arr("int", "ranks", [str(len(p.dims)) for p in ports]),
+        arr("size_t", "bytes", [f"{p.nbytes}u" for p in ports]),
+        arr("size_t", "align", [str(max(1, p.dtype.nbytes if p.dtype.kind != "complex" else p.dtype.nbytes // 2))
+                                for p in ports]),
+        arr("int", "variable", [str(int(p.is_variable)) for p in ports]),
+        f"static const int64_t* const {P}_{kind}_dims_[{n}] = {{"
+        + (", ".join(f"{P}_{kind}{i}_dims_" for i in range(len(ports))) or "0") + "};",
+    ]
+    nargs = len(ports)
+    out += [
+        f"const char* {P}_{kind}_name(int i) {{ return i >= 0 && i < {nargs} ? {P}_{kind}_names_[i] : 0; }}",
+        f"const char* {P}_{kind}_type(int i) {{ return i >= 0 && i < {nargs} ? {P}_{kind}_types_[i] : 0; }}",
+        f"int {P}_{kind}_rank(int i) {{ return i >= 0 && i < {nargs} ? {P}_{kind}_ranks_[i] : -1; }}",
+        f"const int64_t* {P}_{kind}_dims(int i) {{ return i >= 0 && i < {nargs} ? {P}_{kind}_dims_[i] : 0; }}",
+        f"size_t {P}_{kind}_bytes(int i) {{ return i >= 0 && i < {nargs} ? {P}_{kind}_bytes_[i] : 0; }}",
+        f"int {P}_lookup_{kind}_index(const char* name) {{",
+        f"    for (int i = 0; name && i < {nargs}; ++i) if (strcmp(name, {P}_{kind}_names_[i]) == 0) return i;",
+        "    return -1;", "}",
+    ]
+    if kind == "arg":
+        out.append(f"int {P}_arg_is_variable(int i) {{ return i >= 0 && i < {nargs} ? {P}_arg_variable_[i] : 0; }}")
+    return out
+
+
+def emit_api(p: Program) -> str:
+    P = p.name
+    na, nr = len(p.args), len(p.results)
+    NA, NR = max(na, 1), max(nr, 1)
+    L = ["/* ---------------------------------------------------------------- introspection */"]
+    L += _table(P, "arg", p.args) + _table(P, "result", p.results)
+    L += [
+        "/* ---------------------------------------------------------------- instance */",
+        f"struct {P}_instance {{",
+        f"    void* args[{NA}];",
+        f"    void* results[{NR}];",
+        "    void* arena;",
+        f"    unsigned char owned_args[{NA}], owned_results[{NR}], owned_arena;",
+        "    int threads;",
+        f"    {P}_parallel_for_fn parallel_for;",
+        "    void* parallel_user;",
+        "    char error[160];",
+        "};",
+        "",
+        "static void* aotc_alloc64(size_t n) {",
+        "    void* p = 0;",
+        "    size_t size = (n + 63u) / 64u * 64u;",
+        "    if (posix_memalign(&p, 64, size ? size : 64) != 0) return 0;",
+        "    memset(p, 0, size ? size : 64);",
+        "    return p;",
+        "}",
+        "",
+        f"{P}_instance* {P}_create({P}_alloc_mode mode) {{",
+        f"    {P}_instance* m = ({P}_instance*)calloc(1, sizeof(*m));",
+        "    if (!m) return 0;",
+        "    m->threads = 1;",
+        f"    if (mode == {P}_ALLOC_ALL)",
+        f"        for (int i = 0; i < {na}; ++i) {{",
+        f"            m->args[i] = aotc_alloc64({P}_arg_bytes_[i]);",
+        "            m->owned_args[i] = 1;",
+        f"            if (!m->args[i]) {{ {P}_destroy(m); return 0; }}",
+        "        }",
+        f"    if (mode != {P}_ALLOC_NONE) {{",
+        f"        for (int i = 0; i < {nr}; ++i) {{",
+        f"            m->results[i] = aotc_alloc64({P}_result_bytes_[i]);",
+        "            m->owned_results[i] = 1;",
+        f"            if (!m->results[i]) {{ {P}_destroy(m); return 0; }}",
+        "        }",
+        f"        m->arena = aotc_alloc64({p.arena_bytes}u);",
+        "        m->owned_arena = 1;",
+        f"        if (!m->arena) {{ {P}_destroy(m); return 0; }}",
+        "    }",
+        "    return m;",
+        "}",
+        "",
+        f"void {P}_destroy({P}_instance* m) {{",
+        "    if (!m) return;",
+        f"    for (int i = 0; i < {na}; ++i) if (m->owned_args[i]) free(m->args[i]);",
+        f"    for (int i = 0; i < {nr}; ++i) if (m->owned_results[i]) free(m->results[i]);",
+        "    if (m->owned_arena) free(m->arena);",
+        "    free(m);",
+        "}",
+        "",
+        f"const char* {P}_error_msg(const {P}_instance* m) {{ return m ? m->error : \"no instance\"; }}",
+        "",
+        f"static int {P}_fail({P}_instance* m, int code, const char* what, const char* kind, int i, const char* name) {{",
+        "    if (m) snprintf(m->error, sizeof m->error, what, kind, i, name ? name : \"?\");",
+        "    return code;",
+        "}",
+        f"static int {P}_fail_msg({P}_instance* m, int code, const char* msg) {{",
+        "    if (m) snprintf(m->error, sizeof m->error, \"%s\", msg);",
+        "    return code;",
+        "}",
+        "",
+        f"void* {P}_arg_data({P}_instance* m, int i) {{ return m && i >= 0 && i < {na} ? m->args[i] : 0; }}",
+        f"void* {P}_result_data({P}_instance* m, int i) {{ return m && i >= 0 && i < {nr} ? m->results[i] : 0; }}",
+        f"int {P}_set_arg_data({P}_instance* m, int i, void* data) {{",
+        f"    if (!m || i < 0 || i >= {na}) return {P}_fail(m, {P}_ERR_INDEX, \"%s index %d out of range (%s)\", \"argument\", i, 0);",
+        "    if (m->owned_args[i]) { free(m->args[i]); m->owned_args[i] = 0; }",
+        "    m->args[i] = data;",
+        f"    return {P}_OK;",
+        "}",
+        f"int {P}_set_result_data({P}_instance* m, int i, void* data) {{",
+        f"    if (!m || i < 0 || i >= {nr}) return {P}_fail(m, {P}_ERR_INDEX, \"%s index %d out of range (%s)\", \"result\", i, 0);",
+        "    if (m->owned_results[i]) { free(m->results[i]); m->owned_results[i] = 0; }",
+        "    m->results[i] = data;",
+        f"    return {P}_OK;",
+        "}",
+        f"int {P}_set_arena({P}_instance* m, void* arena) {{",
+        f"    if (!m) return {P}_ERR_NO_ARENA;",
+        "    if (m->owned_arena) { free(m->arena); m->owned_arena = 0; }",
+        "    m->arena = arena;",
+        f"    return {P}_OK;",
+        "}",
+        f"int {P}_set_num_threads({P}_instance* m, int n) {{",
+        f"    if (!m || n < 1) return {P}_fail(m, {P}_ERR_THREADS, \"%s count %d must be at least 1%s\", \"thread\", n, \"\");",
+        "    m->threads = n;",
+        f"    return {P}_OK;",
+        "}",
+        f"int {P}_set_parallel_for({P}_instance* m, {P}_parallel_for_fn fn, void* user) {{",
+        f"    if (!m) return {P}_ERR_THREADS;",
+        "    m->parallel_for = fn;",
+        "    m->parallel_user = user;",
+        f"    return {P}_OK;",
+        "}",
+        "",
+        f"static int {P}_check({P}_instance* m, void* const* args, void* const* results, void* arena) {{",
+        f"    for (int i = 0; i < {na}; ++i) {{",
+        f"        if (!args[i] && {P}_arg_bytes_[i]) return {P}_fail(m, {P}_ERR_NULL_ARG, \"%s %d (%s) has no buffer\", \"argument\", i, {P}_arg_names_[i]);",
+        f"        if ((uintptr_t)args[i] % {P}_arg_align_[i]) return {P}_fail(m, {P}_ERR_MISALIGNED, \"%s %d (%s) is not aligned to its element size\", \"argument\", i, {P}_arg_names_[i]);",
+        "    }",
+        f"    for (int i = 0; i < {nr}; ++i) {{",
+        f"        if (!results[i] && {P}_result_bytes_[i]) return {P}_fail(m, {P}_ERR_NULL_RESULT, \"%s %d (%s) has no buffer\", \"result\", i, {P}_result_names_[i]);",
+        f"        if ((uintptr_t)results[i] % {P}_result_align_[i]) return {P}_fail(m, {P}_ERR_MISALIGNED, \"%s %d (%s) is not aligned to its element size\", \"result\", i, {P}_result_names_[i]);",
+        "    }",
+        f"    if (!arena && {p.arena_bytes}u) return {P}_fail_msg(m, {P}_ERR_NO_ARENA, \"no arena set: call {P}_set_arena or create the instance with an allocating mode\");",
+        f"    if ((uintptr_t)arena % 64u) return {P}_fail_msg(m, {P}_ERR_MISALIGNED, \"the arena is not 64-byte aligned\");",
+        "    (void)args; (void)results;",
+        f"    return {P}_OK;",
+        "}",
+        "",
+        f"static int {P}_run_checked({P}_instance* m, void* const* args, void* const* results, void* arena) {{",
+        f"    int rc = {P}_check(m, args, results, arena);",
+        "    if (rc) return rc;",
+        "    aotc_fpenv env;",
+        "    aotc_fpenv_enter(&env);",
+        f"    {P}_execute(args, results, (unsigned char*)arena);",
+        "    aotc_fpenv_leave(&env);",
+        f"    return {P}_OK;",
+        "}",
+        "",
+        f"int {P}_run({P}_instance* m) {{",
+        "    if (!m) return " + f"{P}_ERR_NULL_ARG;",
+        "    m->error[0] = 0;",
+        f"    return {P}_run_checked(m, m->args, m->results, m->arena);",
+        "}",
+        "",
+        f"int {P}_run_with(void* const* args, void* const* results, void* arena) {{",
+        f"    return {P}_run_checked(0, args, results, arena);",
+        "}",
+        "",
+        "/* typed accessors */",
+    ]
+    for i, a in enumerate(p.args):
+        t = a.dtype.c_type
+        L.append(f"{t}* {P}_arg_{a.name}_data({P}_instance* m) {{ return ({t}*){P}_arg_data(m, {i}); }}")
+    for i, r in enumerate(p.results):
+        t = r.dtype.c_type
+        L.append(f"{t}* {P}_result_{r.name}_data({P}_instance* m) {{ return ({t}*){P}_result_data(m, {i}); }}")
+    return "\n".join(L) + "\n"

@@ -1,0 +1,141 @@
+"""The generated header: compile-time facts, the C API, and (with `cpp_class`)
+a C++ wrapper class shaped like tfcompile's. Valid C99 and C++11; includes
+only <stddef.h> and <stdint.h>.
+"""
+from __future__ import annotations
+
+from math import prod
+
+from ..lower.program import Port, Program
+from .common import banner, c_storage, macro
+
+
+def _ports_macros(p: Program, M: str) -> list[str]:
+    out = []
+    for kind, ports in (("ARG", p.args), ("RESULT", p.results)):
+        for i, port in enumerate(ports):
+            out.append(f"#define {M}_{kind}{i}_BYTES {port.nbytes}u  /* {port.name}: "
+                       f"{port.dtype.name}[{','.join(map(str, port.dims))}] */")
+    return out
+
+
+def emit_header(p: Program, guard: str) -> str:
+    P, M = p.name, macro(p)
+    lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
+             "#include <stddef.h>", "#include <stdint.h>", "",
+             "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+             f"#define {M}_NUM_ARGS {len(p.args)}", f"#define {M}_NUM_RESULTS {len(p.results)}",
+             f"#define {M}_NUM_VARIABLES {sum(a.is_variable for a in p.args)}",
+             f"#define {M}_ARENA_BYTES {p.arena_bytes}u", f"#define {M}_ARENA_ALIGN 64u",
+             *_ports_macros(p, M), "",
+             "/* Return codes of run functions. */",
+             f"enum {{ {P}_OK = 0, {P}_ERR_NULL_ARG = 1, {P}_ERR_NULL_RESULT = 2, {P}_ERR_NO_ARENA = 3,",
+             f"       {P}_ERR_MISALIGNED = 4, {P}_ERR_INDEX = 5, {P}_ERR_THREADS = 6, {P}_ERR_ALLOC = 7 }};",
+             "",
+             "/* Who allocates what: everything; results and temporaries (the caller sets every",
+             "   argument buffer); nothing (the caller also sets results and the arena). */",
+             f"typedef enum {{ {P}_ALLOC_ALL = 0, {P}_ALLOC_RESULTS_AND_TEMPS = 1, {P}_ALLOC_NONE = 2 }} {P}_alloc_mode;",
+             f"typedef struct {P}_instance {P}_instance;",
+             "/* An application thread pool: run fn(ctx, begin, end) over [0, n) in chunks. */",
+             f"typedef void (*{P}_parallel_for_fn)(void* user, int64_t n,",
+             "                                    void (*fn)(void* ctx, int64_t begin, int64_t end), void* ctx);",
+             "",
+             f"{P}_instance* {P}_create({P}_alloc_mode mode);   /* NULL if allocation fails */",
+             f"void {P}_destroy({P}_instance* m);",
+             f"int {P}_run({P}_instance* m);                      /* {P}_OK or an error code */",
+             f"const char* {P}_error_msg(const {P}_instance* m);  /* why the last call failed; \"\" if it did not */",
+             f"int {P}_set_num_threads({P}_instance* m, int n);   /* 1 = run on the calling thread */",
+             f"int {P}_set_parallel_for({P}_instance* m, {P}_parallel_for_fn fn, void* user);",
+             f"void* {P}_arg_data({P}_instance* m, int i);",
+             f"int {P}_set_arg_data({P}_instance* m, int i, void* data);",
+             f"void* {P}_result_data({P}_instance* m, int i);",
+             f"int {P}_set_result_data({P}_instance* m, int i, void* data);",
+             f"int {P}_set_arena({P}_instance* m, void* arena);  /* {M}_ARENA_BYTES, 64-byte aligned */",
+             f"int {P}_lookup_arg_index(const char* name);       /* -1 if there is none */",
+             f"int {P}_lookup_result_index(const char* name);",
+             "",
+             "/* Introspection, no instance needed. Types are HLO names: \"f32\", \"bf16\", \"pred\", ... */",
+             f"const char* {P}_arg_name(int i);", f"const char* {P}_arg_type(int i);",
+             f"int {P}_arg_rank(int i);", f"const int64_t* {P}_arg_dims(int i);",
+             f"size_t {P}_arg_bytes(int i);", f"int {P}_arg_is_variable(int i);",
+             f"const char* {P}_result_name(int i);", f"const char* {P}_result_type(int i);",
+             f"int {P}_result_rank(int i);", f"const int64_t* {P}_result_dims(int i);",
+             f"size_t {P}_result_bytes(int i);", "",
+             "/* Stateless entry: the caller owns every buffer (arena: ARENA_BYTES, 64-byte aligned);",
+             "   runs on the calling thread. Safe to call concurrently with distinct buffers. */",
+             f"int {P}_run_with(void* const* args, void* const* results, void* arena);", "",
+             "/* Typed accessors by name. */"]
+    for i, a in enumerate(p.args):
+        lines.append(f"{c_storage(a)}* {P}_arg_{a.name}_data({P}_instance* m);  /* arg {i} */")
+    for i, r in enumerate(p.results):
+        lines.append(f"{c_storage(r)}* {P}_result_{r.name}_data({P}_instance* m);  /* result {i} */")
+    lines += ["", "#ifdef __cplusplus", '}  /* extern "C" */', "#endif"]
+    if p.cpp_class:
+        lines += ["", _cpp_class(p)]
+    lines += ["", f"#endif  /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def _accessors(P: str, kind: str, i: int, port: Port, label: str) -> list[str]:
+    t = c_storage(port)
+    out = [f"  {t}* {label}_data() {{ return static_cast<{t}*>({P}_{kind}_data(m_, {i})); }}",
+           f"  const {t}* {label}_data() const {{ return static_cast<const {t}*>({P}_{kind}_data(m_, {i})); }}"]
+    if kind == "arg" or True:
+        out.append(f"  void set_{label}_data(const void* data) {{ {P}_set_{kind}_data(m_, {i}, const_cast<void*>(data)); }}")
+    dims = port.dims
+    params = ", ".join(f"size_t dim{d}" for d in range(len(dims)))
+    idx, stride = [], 1
+    for d in range(len(dims) - 1, -1, -1):
+        idx.append(f"dim{d}" if stride == 1 else f"dim{d} * {stride}u")
+        stride *= dims[d]
+    lin = " + ".join(reversed(idx)) if idx else "0"
+    out.append(f"  {t}& {label}({params}) {{ return {label}_data()[{lin}]; }}")
+    out.append(f"  const {t}& {label}({params}) const {{ return {label}_data()[{lin}]; }}")
+    out.append(f"  static constexpr size_t {label}_size() {{ return {prod(dims)}u; }}")
+    return out
+
+
+def _cpp_class(p: Program) -> str:
+    P = p.name
+    parts = p.cpp_class.split("::")
+    ns, cls = parts[:-1], parts[-1]
+    L = ["#ifdef __cplusplus", *[f"namespace {n} {{" for n in ns], "",
+         f"// C++ wrapper of {P}_*, shaped like tfcompile's generated class.",
+         f"class {cls} {{", " public:",
+         "  enum class AllocMode {",
+         "    ARGS_VARIABLES_RESULTS_AND_TEMPS,  // the class allocates everything",
+         "    RESULTS_PROFILES_AND_TEMPS_ONLY,   // the caller sets every argument buffer",
+         "    NONE,                              // the caller also sets results and the arena",
+         "  };",
+         f"  static constexpr size_t kNumArgs = {len(p.args)};",
+         f"  static constexpr size_t kNumResults = {len(p.results)};",
+         f"  static constexpr size_t kNumVariables = {sum(a.is_variable for a in p.args)};",
+         f"  static constexpr size_t kArenaBytes = {p.arena_bytes};",
+         f"  explicit {cls}(AllocMode mode = AllocMode::ARGS_VARIABLES_RESULTS_AND_TEMPS)",
+         f"      : m_({P}_create(static_cast<{P}_alloc_mode>(static_cast<int>(mode)))) {{}}",
+         f"  ~{cls}() {{ {P}_destroy(m_); }}",
+         f"  {cls}(const {cls}&) = delete;",
+         f"  {cls}& operator=(const {cls}&) = delete;",
+         "  bool valid() const { return m_ != nullptr; }",
+         f"  bool Run() {{ return {P}_run(m_) == {P}_OK; }}",
+         f"  const char* error_msg() const {{ return {P}_error_msg(m_); }}",
+         f"  bool set_num_threads(int n) {{ return {P}_set_num_threads(m_, n) == {P}_OK; }}",
+         f"  void set_arena(void* arena) {{ {P}_set_arena(m_, arena); }}",
+         f"  static int LookupArgIndex(const char* name) {{ return {P}_lookup_arg_index(name); }}",
+         f"  static int LookupResultIndex(const char* name) {{ return {P}_lookup_result_index(name); }}",
+         f"  void* arg_data(size_t i) {{ return {P}_arg_data(m_, static_cast<int>(i)); }}",
+         f"  void set_arg_data(size_t i, const void* data) {{ {P}_set_arg_data(m_, static_cast<int>(i), const_cast<void*>(data)); }}",
+         f"  void* result_data(size_t i) {{ return {P}_result_data(m_, static_cast<int>(i)); }}",
+         f"  static size_t arg_size(size_t i) {{ return {P}_arg_bytes(static_cast<int>(i)); }}",
+         f"  static size_t result_size(size_t i) {{ return {P}_result_bytes(static_cast<int>(i)); }}", ""]
+    for i, a in enumerate(p.args):
+        L += [f"  // arg {i}: {a.name} {a.dtype.name}[{','.join(map(str, a.dims))}]"]
+        L += _accessors(P, "arg", i, a, f"arg{i}")
+        L += _accessors(P, "arg", i, a, f"arg_{a.name}")
+    for i, r in enumerate(p.results):
+        L += [f"  // result {i}: {r.name} {r.dtype.name}[{','.join(map(str, r.dims))}]"]
+        L += _accessors(P, "result", i, r, f"result{i}")
+        L += _accessors(P, "result", i, r, f"result_{r.name}")
+    L += ["", " private:", f"  {P}_instance* m_;", "};", "", *[f"}}  // namespace {n}" for n in reversed(ns)],
+          "#endif  // __cplusplus"]
+    return "\n".join(L)

@@ -1,0 +1,95 @@
+"""The generated .c file: banner, embedded runtime, constants, scalar
+functions, kernels, the execute function, and the instance API.
+
+Prints a `Program`; interprets no HLO. Every symbol but the `<prefix>_*` API
+is static, so several models link into one program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..lower.program import ConstArray, Program, Slot
+from ..runtime_c import runtime_source
+from .api import emit_api
+from .common import banner
+
+_BITS = {1: ("uint8_t", "0x{:02x}u"), 2: ("uint16_t", "0x{:04x}u"), 4: ("uint32_t", "0x{:08x}u"),
+         8: ("uint64_t", "UINT64_C(0x{:016x})")}
+
+
+def _const(c: ConstArray) -> str:
+    """A constant as exact bit patterns in a union with its element type (C11 allows the pun)."""
+    data = np.ascontiguousarray(c.data).reshape(-1)
+    if c.dtype.kind == "complex":
+        data = data.view(np.float32 if c.dtype.name == "c64" else np.float64)
+    width = data.dtype.itemsize
+    utype, fmt = _BITS[width]
+    words = data.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]).tolist()
+    n = max(len(words), 1)
+    per = {1: 16, 2: 12, 4: 8, 8: 4}[width]
+    rows = []
+    for k in range(0, len(words), per):
+        rows.append("    " + ", ".join(fmt.format(w) for w in words[k:k + per]) + ",")
+    count = max(c.data.size, 1)
+    dims = ",".join(map(str, c.dims))
+    return (f"/* {c.dtype.name}[{dims}] */\nstatic const union {{ {utype} bits[{n}]; {c.dtype.c_type} v[{count}]; }} "
+            f"{c.cname} = {{{{\n" + ("\n".join(rows) if rows else "    0") + "\n}};\n")
+
+
+def _param_decl(s: Slot, written: bool) -> str:
+    if s.place == "scratch":
+        return f"void* {s.cname}"
+    t = s.dtype.c_type
+    return f"{t}* AOTC_RESTRICT {s.cname}" if written else f"const {t}* {s.cname}"
+
+
+def _slot_pointer(s: Slot) -> str:
+    t = s.dtype.c_type
+    if s.place == "arg":
+        return f"{t}* const {s.cname} = ({t}*)args[{s.offset}];"
+    if s.place == "result":
+        return f"{t}* const {s.cname} = ({t}*)results[{s.offset}];"
+    if s.place == "const":
+        return f"const {t}* const {s.cname} = {s.const}.v;"
+    if s.place == "alias":
+        return f"{t}* const {s.cname} = ({t}*){s.alias_of};"
+    if s.place == "scratch":
+        return f"void* const {s.cname} = arena + {s.offset};"
+    return f"{t}* const {s.cname} = ({t}*)(arena + {s.offset});"
+
+
+def emit_source(p: Program, header_name: str) -> str:
+    out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
+           f'#include "{header_name}"', "",
+           "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "",
+           "/* ---------------------------------------------------------------- runtime */",
+           runtime_source(), "",
+           "/* ---------------------------------------------------------------- constants */"]
+    out += [_const(c) for c in p.constants]
+    out += ["/* ---------------------------------------------------------------- scalar functions */"]
+    out += list(p.functions)
+    out += ["/* ---------------------------------------------------------------- kernels */"]
+    slots = {s.cname: s for s in p.slots}
+    for k in p.kernels:
+        prov = list(k.provenance)
+        shown = ", ".join(prov[:8]) + (f", ... ({len(prov)} instructions)" if len(prov) > 8 else "")
+        params = ", ".join(_param_decl(slots[c], w) for c, w in k.params) or "void"
+        unused = [f"    (void){c};" for c, w in k.params if not any(c in line for line in k.body)]
+        out.append(f"/* HLO: {shown} */".replace("*/ */", "*/"))
+        out.append(f"static void {k.cname}({params}) {{")
+        out.extend(unused + list(k.body))
+        out.append("}\n")
+    out += ["/* ---------------------------------------------------------------- entry */",
+            f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena) {{"]
+    used = {c for k in p.kernels for c, _ in k.params}
+    needed = set(used)
+    for s in p.slots:  # aliases need their base pointer
+        if s.cname in needed and s.alias_of:
+            needed.add(s.alias_of)
+    order = sorted((s for s in p.slots if s.cname in needed), key=lambda s: (s.place == "alias", s.cname))
+    out += ["    " + _slot_pointer(s) for s in order]
+    out += ["    (void)args;", "    (void)results;", "    (void)arena;"]
+    for k in p.kernels:
+        out.append(f"    {k.cname}({', '.join(c for c, _ in k.params)});")
+    out += ["}", "", emit_api(p)]
+    return "\n".join(out)

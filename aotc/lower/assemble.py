@@ -1,0 +1,211 @@
+"""Program assembly: slots for every materialized value, kernels in schedule
+order, result and variable write-back copies, and the arena plan.
+
+Inputs are the simplified entry computation, its fusion plan and the resolved
+live values; output is a `Program` the C emitter prints without interpreting.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..hlo.dtypes import DTYPES
+from ..hlo.ir import Computation, Module
+from ..hlo.shape import ArrayShape, TupleShape
+from ..ops.registry import rule
+from .elemental import Buffer, c_ident, c_literal
+from .fusion import FusionPlan
+from .kernels import ScalarFunctions, copy_body, kernel_body, output_shapes
+from .memory_plan import Interval, assign_offsets, peak_live_bytes
+from .program import ConstArray, Kernel, Port, Program, Slot
+
+
+def _key(name: str, idx: tuple[int, ...]) -> str:
+    return name if not idx else f"{name}#{idx[0]}"
+
+
+def storage_array(values: np.ndarray, dt) -> np.ndarray:
+    """A literal as stored in C: halves and f8 as their bits, pred as bytes."""
+    a = np.ascontiguousarray(values)
+    if dt.name in ("bf16", "f16"):
+        return a.view(np.uint16)
+    if dt.name.startswith("f8") or dt.name in ("s4", "u4"):
+        return a.view(np.uint8) if dt.name.startswith("f8") else a.astype(np.int8 if dt.name == "s4" else np.uint8)
+    if dt.name == "pred":
+        return a.astype(np.uint8)
+    return a
+
+
+class _Slots:
+    def __init__(self) -> None:
+        self.info: dict[str, dict] = {}
+        self.cnames: set[str] = set()
+
+    def add(self, key: str, shape: ArrayShape, place: str, **kw) -> str:
+        base = "s_" + c_ident(key.replace("#", "_o"))
+        cname, n = base, 1
+        while cname in self.cnames:
+            cname, n = f"{base}_{n}", n + 1
+        self.cnames.add(cname)
+        self.info[key] = dict(cname=cname, shape=shape, place=place, **kw)
+        return cname
+
+    def buffer(self, key: str) -> Buffer:
+        d = self.info[key]
+        return Buffer(d["cname"], d["shape"])
+
+
+def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
+                  name: str, source: str, target: str) -> Program:
+    roles = fplan.roles
+    slots = _Slots()
+    fns = ScalarFunctions(m)
+    scalars: dict[str, str] = {}
+    consts: list[ConstArray] = []
+    params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
+    feed_by_param = {f.hlo_name: k for k, f in enumerate(sig.feeds)}
+
+    # 1. slots for parameters, constants and kernel outputs (views come after their base)
+    for ins in comp.instructions:
+        role = roles[ins.name]
+        if role == "param":
+            slots.add(ins.name, ins.array_shape, "arg", index=feed_by_param[ins.name])
+        elif role == "scalar":
+            v = ins.literal.values
+            scalars[ins.name] = c_literal(np.asarray(v).reshape(()).item() if v is not None else 0, ins.shape.dtype)
+        elif role == "const":
+            cname = "c_" + c_ident(ins.name)
+            consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims,
+                                     storage_array(ins.literal.values, ins.shape.dtype)))
+            slots.add(ins.name, ins.array_shape, "const", const=cname)
+    view_base: dict[str, str] = {}
+    for ins in comp.instructions:
+        if roles[ins.name] == "view":
+            if ins.opcode == "get-tuple-element":
+                base = _key(ins.operands[0], (ins.attr("index"),))
+            else:
+                base = view_base.get(ins.operands[0], ins.operands[0])
+            view_base[ins.name] = view_base.get(base, base)
+
+    # 2. results written in place by the kernel producing them
+    result_of: dict[str, int] = {}
+    for j, (n, idx) in enumerate(fetch_refs):
+        k = _key(n, idx)
+        if roles.get(n) == "kernel" and k not in result_of:
+            result_of[k] = j
+    for ins in comp.instructions:
+        if roles[ins.name] == "kernel":
+            shapes = output_shapes(ins)
+            for k, s in enumerate(shapes):
+                key = _key(ins.name, (k,) if isinstance(ins.shape, TupleShape) else ())
+                if key in result_of:
+                    slots.add(key, s, "result", index=result_of[key])
+                else:
+                    slots.add(key, s, "arena")
+    for ins in comp.instructions:
+        if roles[ins.name] == "view":
+            slots.add(ins.name, ins.array_shape, "alias", alias_of=view_base[ins.name])
+
+    def base_key(k: str) -> str:
+        return view_base.get(k, k)
+
+    # 3. kernels in schedule order
+    kernels: list[Kernel] = []
+    uses: dict[str, list[int]] = {}
+    scratch_size: dict[str, int] = {}
+    for step, kname in enumerate(fplan.order):
+        ins = comp.get(kname)
+        r = rule(ins.opcode)
+        scratch = None
+        if r is not None and r.scratch_bytes is not None:
+            nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
+            if nbytes:
+                skey = f"{kname}#scratch"
+                scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch")
+                scratch_size[skey] = nbytes
+                uses[skey] = [step]
+        outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
+                     if isinstance(ins.shape, TupleShape) else [kname])
+        reads = _kernel_reads(comp, ins, roles)
+        buffers = {n: slots.buffer(n) for n in reads}
+        body, fused = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars, fns,
+                                  scratch)
+        for n in reads:
+            uses.setdefault(base_key(n), []).append(step)
+        for k in outs_keys:
+            uses.setdefault(k, []).append(step)
+        params = [(slots.info[n]["cname"], False) for n in reads] + [(slots.info[k]["cname"], True) for k in outs_keys]
+        if scratch:
+            params.append((scratch, True))
+        prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
+        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body)))
+
+    # 4. copies into results that no kernel wrote in place, then variable write-backs
+    res_slots = []
+    for j, (n, idx) in enumerate(fetch_refs):
+        k = _key(n, idx)
+        if result_of.get(k) == j:
+            res_slots.append(slots.info[k]["cname"])
+            continue
+        shape = sig.fetches[j].shape
+        rkey = f"result#{j}"
+        dst = slots.add(rkey, ArrayShape(shape.dtype, shape.dims), "result", index=j)
+        res_slots.append(dst)
+        step = len(kernels)
+        uses.setdefault(base_key(k), []).append(step)
+        kernels.append(Kernel(f"k_result_{j}", (n,), ((slots.info[k]["cname"], False), (dst, True)),
+                              tuple(copy_body(slots.buffer(k), slots.buffer(rkey)))))
+    for feed_index, (n, idx) in var_refs:
+        k = _key(n, idx)
+        dst_key = sig.feeds[feed_index].hlo_name
+        if base_key(k) == dst_key:
+            continue  # the variable is returned unchanged
+        step = len(kernels)
+        uses.setdefault(base_key(k), []).append(step)
+        kernels.append(Kernel(f"k_update_{c_ident(dst_key)}", (n,),
+                              ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
+                              tuple(copy_body(slots.buffer(k), slots.buffer(dst_key)))))
+
+    # 5. the arena
+    intervals = []
+    for key, d in slots.info.items():
+        if d["place"] in ("arena", "scratch"):
+            size = scratch_size.get(key, d["shape"].nbytes)
+            steps = uses.get(key, [0])
+            intervals.append(Interval(key, size, min(steps), max(steps)))
+    offsets, arena = assign_offsets(intervals)
+    peak = peak_live_bytes(intervals)
+
+    out_slots = []
+    for key, d in slots.info.items():
+        place = d["place"]
+        steps = uses.get(base_key(key), [0])
+        offset = offsets.get(key, d.get("index", 0) or 0)
+        out_slots.append(Slot(d["cname"], key, d["shape"].dtype, d["shape"].dims,
+                              scratch_size.get(key, d["shape"].nbytes), place, offset, (min(steps), max(steps)),
+                              slots.info[d["alias_of"]]["cname"] if d.get("alias_of") else None, d.get("const")))
+    args = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, f.hlo_name, f.kind == "variable",
+                      bool(getattr(f, "readonly", False))) for f in sig.feeds)
+    results = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, _key(*fetch_refs[j]))
+                    for j, f in enumerate(sig.fetches))
+    functions = tuple(fns.texts[k] for k in sorted(fns.texts))
+    return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
+                   tuple(consts), functions, arena, peak, sig.cpp_class, target)
+
+
+def _kernel_reads(comp: Computation, ins, roles: dict[str, str]) -> list[str]:
+    """Materialized values a kernel reads (through its fused producers), in first-use order."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = [ins.name]
+    while todo:
+        n = todo.pop(0)
+        if n in seen:
+            continue
+        seen.add(n)
+        for o in comp.get(n).operands:
+            role = roles[o]
+            if role == "fused":
+                todo.append(o)
+            elif role != "scalar" and o not in out:
+                out.append(o)
+    return out

@@ -1,0 +1,69 @@
+"""The lowering pipeline, as one readable list of stages: checked module and
+signature in, `Program` out. Each stage's result can be dumped by name
+(`aotc compile --dump-after STAGE`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..hlo.ir import Computation, Instruction, Literal, Module
+from .assemble import build_program
+from .delayout import remove_layouts
+from .fusion import FusionPlan, plan_fusion
+from .inline import inline_calls
+from .order import topo_order
+from .program import Program
+from .simplify import simplify
+
+STAGES = ("bind", "inline", "delayout", "simplify", "fusion", "program")
+
+
+@dataclass(frozen=True, slots=True)
+class LowerResult:
+    module: Module  # the simplified entry computation's module
+    fusion: FusionPlan
+    program: Program
+
+
+def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
+          dump: Callable[[str, object], None] | None = None) -> LowerResult:
+    dump = dump or (lambda stage, obj: None)
+    m = bind_parameters(module, sig)                    # bound parameters become constants
+    dump("bind", m)
+    m, renamed = inline_calls(m)                        # call/fusion bodies spliced into callers
+    dump("inline", m)
+    m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
+    dump("delayout", m)
+    fetch_refs = [(renamed.get(f.instruction, f.instruction), f.shape_index) for f in sig.fetches]
+    updates = [(k, f.update_output) for k, f in enumerate(sig.feeds)
+               if f.kind == "variable" and not f.readonly and f.update_output is not None]
+    root = m.entry_computation.root
+    refs = fetch_refs + [(root, idx) for _, idx in updates]
+    m, live = simplify(m, refs)                         # identities, tuple plumbing, dead code
+    entry = Computation(m.entry, tuple(topo_order(m.entry_computation)), m.entry_computation.root, True)
+    m = m.with_computations(tuple(entry if c.is_entry else c for c in m.computations))
+    dump("simplify", m)
+    fplan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views
+    dump("fusion", fplan)
+    var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
+    program = build_program(m, entry, fplan, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
+                            name=name, source=source, target=target)
+    dump("program", program)
+    return LowerResult(m, fplan, program)
+
+
+def bind_parameters(m: Module, sig) -> Module:
+    """Replace every bound parameter of the entry computation by a constant holding its value."""
+    if not sig.bound:
+        return m
+    bound = {b.hlo_name: b for b in sig.bound}
+    entry = m.entry_computation
+    out: list[Instruction] = []
+    for ins in entry.instructions:
+        b = bound.get(ins.name)
+        if b is not None:
+            ins = Instruction(ins.name, "constant", ins.shape, (), (), Literal(ins.shape, b.array), loc=ins.loc)
+        out.append(ins)
+    comp = Computation(entry.name, tuple(out), entry.root, True, entry.has_signature, entry.loc)
+    return m.with_computations(tuple(comp if c.is_entry else c for c in m.computations))

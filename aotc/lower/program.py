@@ -1,0 +1,81 @@
+"""The Program: what lowering hands to the C emitter.
+
+Kernels over named buffer slots, the arena layout, constants and the public
+signature. Plain data with C-ready names; the emitter reads nothing else and
+decides no semantics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hlo.dtypes import DType
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A buffer some kernel reads or writes, and where it lives."""
+
+    cname: str  # C name of the pointer in the run function
+    hlo: str  # HLO value it holds (instruction name, `#k` for tuple leaf k)
+    dtype: DType
+    dims: tuple[int, ...]
+    nbytes: int
+    place: str  # "arena" | "arg" | "result" | "const" | "alias" | "scratch"
+    offset: int = 0  # arena byte offset, or arg/result index
+    live: tuple[int, int] = (0, 0)  # first and last kernel step using it
+    alias_of: str | None = None  # for views: the slot whose memory this is
+    const: str | None = None  # for constants: the C array name
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    cname: str  # static function name, e.g. k_add_5
+    provenance: tuple[str, ...]  # HLO instructions it implements
+    params: tuple[tuple[str, bool], ...]  # (slot cname, written?) in call order
+    body: tuple[str, ...]  # C statements (indented one level)
+
+
+@dataclass(frozen=True, slots=True)
+class ConstArray:
+    cname: str
+    dtype: DType
+    dims: tuple[int, ...]
+    data: np.ndarray  # storage representation (bf16 as its uint16 bits)
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One argument or result of the generated function."""
+
+    name: str
+    dtype: DType
+    dims: tuple[int, ...]
+    nbytes: int
+    hlo: str
+    is_variable: bool = False
+    readonly: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    name: str  # C prefix
+    source: str  # input file name for the banner
+    signature_text: str
+    args: tuple[Port, ...]
+    results: tuple[Port, ...]
+    slots: tuple[Slot, ...]
+    kernels: tuple[Kernel, ...]  # in execution order
+    constants: tuple[ConstArray, ...]
+    functions: tuple[str, ...]  # C text of scalar helper functions (reducers)
+    arena_bytes: int
+    peak_bytes: int
+    cpp_class: str | None = None
+    target: str = "host"
+
+    def slot(self, cname: str) -> Slot:
+        for s in self.slots:
+            if s.cname == cname:
+                return s
+        raise KeyError(cname)

@@ -1,0 +1,60 @@
+"""Simplification: forward identities and tuple plumbing, drop dead code.
+
+`copy` and `opt-barrier` are logical identities; `get-tuple-element` of a
+`tuple` is its element. What remains is the arithmetic the program needs for
+its live values (fetches and variable updates). Value references are
+`(instruction name, shape index)` pairs; `resolve` follows tuples to leaves.
+"""
+from __future__ import annotations
+
+from ..hlo.ir import Computation, Module
+
+IDENTITIES = ("copy", "opt-barrier")
+ValueRef = tuple[str, tuple[int, ...]]
+
+
+def resolve(comp: Computation, ref: ValueRef) -> ValueRef:
+    """Follow tuple/get-tuple-element/identity chains to the instruction producing the leaf."""
+    name, idx = ref
+    while True:
+        ins = comp.get(name)
+        if ins.opcode == "tuple" and idx:
+            name, idx = ins.operands[idx[0]], idx[1:]
+        elif ins.opcode == "get-tuple-element":
+            name, idx = ins.operands[0], (ins.attr("index"),) + idx
+        elif ins.opcode in IDENTITIES:
+            name = ins.operands[0]
+        else:
+            return name, idx
+
+
+def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
+    """Forward identities and tuple elements in the entry computation; keep what `live` needs."""
+    entry = m.entry_computation
+    new_live = [resolve(entry, r) for r in live]
+    out = []
+    subst: dict[str, str] = {}
+    for ins in entry.instructions:
+        ops = tuple(subst.get(o, o) for o in ins.operands)
+        ins = ins.with_(operands=ops)
+        if ins.opcode in IDENTITIES or (ins.opcode == "get-tuple-element"):
+            target, idx = resolve(entry, (ins.name, ()))
+            if not idx:
+                subst[ins.name] = target
+                continue
+        out.append(ins)
+    by_name = {i.name: i for i in out}
+    keep: set[str] = set()
+    todo = [n for n, _ in new_live]
+    while todo:
+        n = todo.pop()
+        if n in keep:
+            continue
+        keep.add(n)
+        todo.extend(by_name[n].operands)
+    params = [i for i in out if i.opcode == "parameter"]
+    body = tuple(i for i in out if i.name in keep or i.opcode == "parameter")
+    root = new_live[0][0] if new_live else (params[0].name if params else entry.root)
+    comp = Computation(entry.name, body, root, True, entry.has_signature, entry.loc)
+    comps = tuple(comp if c.name == entry.name else c for c in m.computations)
+    return m.with_computations(comps), new_live
