@@ -167,19 +167,21 @@ class _Resolver:
             laid = self.module.entry_params[n]
             if isinstance(laid, ArrayShape) and laid.same_logical(shape):
                 shape = laid if laid.layout is not None else laid.with_layout(p.shape.layout)  # type: ignore[union-attr]
-        if isinstance(shape, TupleShape) or shape.is_token:
-            message = (f"parameter {p.name} has {'tuple' if isinstance(shape, TupleShape) else 'token'} shape "
-                       f"{shape.text(False)}; feeds, variables and bound parameters must be arrays")
-            if spot is None and self.config is None:
-                raise located(message, p.loc)
-            raise self.fail(message, spot, key)
-        return shape
+        if isinstance(shape, ArrayShape) and not shape.is_token:
+            return _concrete(shape)
+        message = (f"parameter {p.name} has {'tuple' if isinstance(shape, TupleShape) else 'token'} shape "
+                   f"{shape.text(False)}; feeds, variables and bound parameters must be arrays")
+        if spot is None and self.config is None:
+            raise located(message, p.loc)
+        raise self.fail(message, spot, key)
 
     def output_shape(self, instr: Instruction, index: tuple[int, ...]) -> Shape:
+        """A value's shape, with the entry result layout for outputs of the root."""
+        shape = subshape(instr.shape, index)
         if instr.name == self.root.name and self.module.entry_result is not None \
                 and self.module.entry_result.same_logical(self.root.shape):
-            return subshape(self.module.entry_result, index)
-        return subshape(instr.shape, index)
+            shape = subshape(self.module.entry_result, index)
+        return _concrete(shape) if isinstance(shape, ArrayShape) and not shape.is_token else shape
 
     # ------------------------------------------------------------ lookups
 
@@ -350,30 +352,32 @@ class _Resolver:
                     continue
                 fetch_items.append((self.root, index, shape, None, self.leaf_source(index)))
 
-        # default names
-        if default_feed:
-            defaults = derive_names([p.name for p, _, _ in feed_items] +
-                                    ([] if explicit_fetch else [src for *_, src in fetch_items]), taken)
-            feed_defaults, fetch_defaults = defaults[:len(feed_items)], defaults[len(feed_items):]
-        else:
-            used = set(taken)
-            feed_defaults = [_unique(f"arg{k}", used) if not feed_items[k][2] else "" for k in range(len(feed_items))]
-            taken = used
-            fetch_defaults = [] if explicit_fetch else derive_names([src for *_, src in fetch_items], taken)
-        used = set(taken) | set(feed_defaults) | set(fetch_defaults)
-        var_defaults = derive_names([p.name for p, *_ in var_items], used)
-        used |= set(var_defaults)
-        if explicit_fetch:
-            fetch_defaults = [_unique(f"result{k}", used) if not item[3] else "" for k, item in enumerate(fetch_items)]
+        # default names, around the explicit ones: feeds, then variables, then fetches
+        used = set(taken)
 
-        for k in range(len(feed_items)):
-            if not feeds[k].name:
-                feeds[k] = _renamed_feed(feeds[k], feed_defaults[k])
-        for j, k in enumerate(range(len(feed_items), len(feeds))):
-            if not feeds[k].name:
-                feeds[k] = _renamed_feed(feeds[k], var_defaults[j])
-        fetches = tuple(Fetch(k, name or fetch_defaults[k], instr.name, index, shape)
-                        for k, (instr, index, shape, name, _) in enumerate(fetch_items))
+        def fill(names: list[str], hlo_names: list[str]) -> list[str]:
+            missing = [k for k, n in enumerate(names) if not n]
+            derived = derive_names([hlo_names[k] for k in missing], used)
+            used.update(derived)
+            out = list(names)
+            for k, d in zip(missing, derived):
+                out[k] = d
+            return out
+
+        n_feeds = len(feed_items)
+        if default_feed:
+            feed_names = fill([f.name for f in feeds[:n_feeds]], [f.hlo_name for f in feeds[:n_feeds]])
+        else:
+            feed_names = [f.name or _unique(f"arg{k}", used) for k, f in enumerate(feeds[:n_feeds])]
+        var_names = fill([f.name for f in feeds[n_feeds:]], [f.hlo_name for f in feeds[n_feeds:]])
+        for k, name in enumerate(feed_names + var_names):
+            feeds[k] = _renamed_feed(feeds[k], name)
+        if explicit_fetch:
+            fetch_names = [item[3] or _unique(f"result{k}", used) for k, item in enumerate(fetch_items)]
+        else:
+            fetch_names = fill(["" for _ in fetch_items], [item[4] for item in fetch_items])
+        fetches = tuple(Fetch(k, fetch_names[k], instr.name, index, shape)
+                        for k, (instr, index, shape, _, _) in enumerate(fetch_items))
         return Signature(tuple(feeds), fetches, bound,
                          cfg.name if cfg is not None else None, cfg.cpp_class if cfg is not None else None)
 
@@ -400,7 +404,7 @@ class _Resolver:
             n = p.parameter_number or 0
             key = pspec.key
             if key is None:
-                key = self.param_names[n] if self.param_names[n] in arrays else p.name
+                key = p.name if p.name in arrays and self.param_names[n] not in arrays else self.param_names[n]
             if key not in arrays:
                 near = difflib.get_close_matches(key, list(arrays), n=1)
                 hint = f"did you mean '{near[0]}'?" if near else "it has: " + (", ".join(sorted(arrays)) or "nothing")
@@ -413,6 +417,11 @@ class _Resolver:
                                 f"{shape.text(False)}", pspec.spot, "key" if pspec.key is not None else "id")
             out.append(Bound(n, p.name, np.ascontiguousarray(array)))
         return tuple(out)
+
+
+def _concrete(shape: ArrayShape) -> ArrayShape:
+    """The shape with its layout spelled out (row-major when none was printed)."""
+    return shape if shape.layout is not None else shape.with_layout(shape.minor_to_major)
 
 
 def _renamed_feed(f: Feed, name: str) -> Feed:
