@@ -1,0 +1,274 @@
+/* aotc_gemm.c -- packed GEMM (GotoBLAS / BLIS structure) for f32 and f64.
+ *
+ * Loop nest, outermost first:
+ *   jc over N in NC blocks
+ *     pc over K in KC blocks        pack B[pc.., jc..] into KC x NC panels
+ *       ic over M in MC blocks      pack A[ic.., pc..] into MC x KC panels
+ *         jr over the block in NR steps
+ *           ir over the block in MR steps:  MR x NR micro-kernel
+ * Packed panels are zero-padded to whole tiles, so the micro-kernel always
+ * runs full tiles; a tile that hangs over the edge of C is computed into a
+ * local buffer and only its valid part is written.  The first K block
+ * overwrites C, later ones accumulate.
+ *
+ * Micro-kernels are chosen at compile time: AVX-512F, AVX2+FMA, NEON, or a
+ * portable scalar kernel written for auto-vectorisation.  The vector kernels
+ * share one body, written against a small per-ISA macro vocabulary
+ * (AOTC__SV_* for f32, AOTC__DV_* for f64).  No allocation, no state.
+ */
+#ifndef AOTC_GEMM_H
+#include "aotc_gemm.h"
+#endif
+
+#include <string.h>
+
+/* ---- per-ISA vector vocabulary ------------------------------------------ */
+/* _T vector type, _L lanes, _LOAD aligned load, _LOADU/_STOREU unaligned,
+ * _BCAST(p) splat *p, _FMA(a, b, c) = a*b + c, _ADD, _ZERO. */
+#if defined(AOTC_HAVE_AVX512F)
+#define AOTC__SV_T __m512
+#define AOTC__SV_L 16
+#define AOTC__SV_LOAD(p) _mm512_load_ps(p)
+#define AOTC__SV_LOADU(p) _mm512_loadu_ps(p)
+#define AOTC__SV_STOREU(p, v) _mm512_storeu_ps((p), (v))
+#define AOTC__SV_BCAST(p) _mm512_set1_ps(*(p))
+#define AOTC__SV_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define AOTC__SV_ADD(a, b) _mm512_add_ps((a), (b))
+#define AOTC__SV_ZERO() _mm512_setzero_ps()
+#define AOTC__DV_T __m512d
+#define AOTC__DV_L 8
+#define AOTC__DV_LOAD(p) _mm512_load_pd(p)
+#define AOTC__DV_LOADU(p) _mm512_loadu_pd(p)
+#define AOTC__DV_STOREU(p, v) _mm512_storeu_pd((p), (v))
+#define AOTC__DV_BCAST(p) _mm512_set1_pd(*(p))
+#define AOTC__DV_FMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
+#define AOTC__DV_ADD(a, b) _mm512_add_pd((a), (b))
+#define AOTC__DV_ZERO() _mm512_setzero_pd()
+#define AOTC__GEMM_VECTOR 1
+#elif defined(AOTC_HAVE_AVX2)
+#define AOTC__SV_T __m256
+#define AOTC__SV_L 8
+#define AOTC__SV_LOAD(p) _mm256_load_ps(p)
+#define AOTC__SV_LOADU(p) _mm256_loadu_ps(p)
+#define AOTC__SV_STOREU(p, v) _mm256_storeu_ps((p), (v))
+#define AOTC__SV_BCAST(p) _mm256_broadcast_ss(p)
+#define AOTC__SV_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define AOTC__SV_ADD(a, b) _mm256_add_ps((a), (b))
+#define AOTC__SV_ZERO() _mm256_setzero_ps()
+#define AOTC__DV_T __m256d
+#define AOTC__DV_L 4
+#define AOTC__DV_LOAD(p) _mm256_load_pd(p)
+#define AOTC__DV_LOADU(p) _mm256_loadu_pd(p)
+#define AOTC__DV_STOREU(p, v) _mm256_storeu_pd((p), (v))
+#define AOTC__DV_BCAST(p) _mm256_broadcast_sd(p)
+#define AOTC__DV_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#define AOTC__DV_ADD(a, b) _mm256_add_pd((a), (b))
+#define AOTC__DV_ZERO() _mm256_setzero_pd()
+#define AOTC__GEMM_VECTOR 1
+#elif defined(AOTC_HAVE_NEON)
+#define AOTC__SV_T float32x4_t
+#define AOTC__SV_L 4
+#define AOTC__SV_LOAD(p) vld1q_f32(p)
+#define AOTC__SV_LOADU(p) vld1q_f32(p)
+#define AOTC__SV_STOREU(p, v) vst1q_f32((p), (v))
+#define AOTC__SV_BCAST(p) vld1q_dup_f32(p)
+#define AOTC__SV_FMA(a, b, c) vfmaq_f32((c), (a), (b))
+#define AOTC__SV_ADD(a, b) vaddq_f32((a), (b))
+#define AOTC__SV_ZERO() vdupq_n_f32(0.0f)
+#define AOTC__DV_T float64x2_t
+#define AOTC__DV_L 2
+#define AOTC__DV_LOAD(p) vld1q_f64(p)
+#define AOTC__DV_LOADU(p) vld1q_f64(p)
+#define AOTC__DV_STOREU(p, v) vst1q_f64((p), (v))
+#define AOTC__DV_BCAST(p) vld1q_dup_f64(p)
+#define AOTC__DV_FMA(a, b, c) vfmaq_f64((c), (a), (b))
+#define AOTC__DV_ADD(a, b) vaddq_f64((a), (b))
+#define AOTC__DV_ZERO() vdupq_n_f64(0.0)
+#define AOTC__GEMM_VECTOR 1
+#endif
+
+/* ---- micro-kernels -------------------------------------------------------- */
+/* kernel(kc, a, b, c, ldc, accumulate):
+ *   for i < MR, j < NR:  c[i*ldc + j] (+)= sum_k a[k*MR + i] * b[k*NR + j]
+ * a and b are packed panels (b 64-byte aligned); c is any row-major tile. */
+
+#define AOTC__REP4(M, P) M(0, P) M(1, P) M(2, P) M(3, P)
+#define AOTC__REP6(M, P) AOTC__REP4(M, P) M(4, P) M(5, P)
+#define AOTC__REP8(M, P) AOTC__REP6(M, P) M(6, P) M(7, P)
+#define AOTC__REP12(M, P) AOTC__REP8(M, P) M(8, P) M(9, P) M(10, P) M(11, P)
+#define AOTC__REP14(M, P) AOTC__REP12(M, P) M(12, P) M(13, P)
+#define AOTC__REPN_(n) AOTC__REP##n
+#define AOTC__REPN(n) AOTC__REPN_(n)
+
+#if defined(AOTC__GEMM_VECTOR)
+/* Register tile of MR rows x 2 vectors: accumulators c<i>_0, c<i>_1. */
+#define AOTC__K_DECL(i, P) P##_T c##i##_0 = P##_ZERO(), c##i##_1 = P##_ZERO();
+#define AOTC__K_PREFETCH(i, P)                    \
+  AOTC_PREFETCH_W(c + i * ldc);                   \
+  AOTC_PREFETCH_W(c + i * ldc + 2 * P##_L - 1);
+#define AOTC__K_FMA(i, P)                   \
+  {                                         \
+    P##_T ai = P##_BCAST(a + i);            \
+    c##i##_0 = P##_FMA(ai, b0, c##i##_0);   \
+    c##i##_1 = P##_FMA(ai, b1, c##i##_1);   \
+  }
+#define AOTC__K_STORE(i, P)                                   \
+  {                                                           \
+    if (accumulate) {                                         \
+      c##i##_0 = P##_ADD(c##i##_0, P##_LOADU(c + i * ldc));   \
+      c##i##_1 = P##_ADD(c##i##_1, P##_LOADU(c + i * ldc + P##_L)); \
+    }                                                         \
+    P##_STOREU(c + i * ldc, c##i##_0);                        \
+    P##_STOREU(c + i * ldc + P##_L, c##i##_1);                \
+  }
+#define AOTC__DEF_VKERNEL(NAME, T, P, MR)                                              \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a,                        \
+                          const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c, int64_t ldc,   \
+                          int accumulate) {                                            \
+    AOTC__REPN(MR)(AOTC__K_DECL, P)                                                    \
+    AOTC__REPN(MR)(AOTC__K_PREFETCH, P)                                                \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      P##_T b0 = P##_LOAD(b);                                                          \
+      P##_T b1 = P##_LOAD(b + P##_L);                                                  \
+      AOTC__REPN(MR)(AOTC__K_FMA, P)                                                   \
+      a += MR;                                                                         \
+      b += 2 * P##_L;                                                                  \
+    }                                                                                  \
+    AOTC__REPN(MR)(AOTC__K_STORE, P)                                                   \
+  }
+AOTC__DEF_VKERNEL(aotc__sgemm_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
+AOTC__DEF_VKERNEL(aotc__dgemm_kernel, double, AOTC__DV, AOTC_DGEMM_MR)
+_Static_assert(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
+_Static_assert(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
+#else
+/* Portable kernel: the accumulator tile is a local array with constant
+ * bounds, which gcc and clang keep in vector registers. */
+#define AOTC__DEF_SKERNEL(NAME, T, MR, NR)                                             \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a,                        \
+                          const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c, int64_t ldc,   \
+                          int accumulate) {                                            \
+    T acc[MR][NR];                                                                     \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      for (int i = 0; i < MR; ++i)                                                     \
+        for (int j = 0; j < NR; ++j) acc[i][j] += a[i] * b[j];                         \
+      a += MR;                                                                         \
+      b += NR;                                                                         \
+    }                                                                                  \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j)                                                     \
+        c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];          \
+  }
+AOTC__DEF_SKERNEL(aotc__sgemm_kernel, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
+AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
+#endif
+
+/* ---- packing and the blocked driver --------------------------------------- */
+/* copy one NR-wide row of B into a packed panel (a plain loop would become a
+ * memcpy call per row) */
+#if defined(AOTC__GEMM_VECTOR)
+#define AOTC__COPY_ROW_(P, dst, src)                      \
+  do {                                                    \
+    P##_STOREU((dst), P##_LOADU(src));                    \
+    P##_STOREU((dst) + P##_L, P##_LOADU((src) + P##_L));  \
+  } while (0)
+#define AOTC__COPY_ROW_AOTC_SGEMM(dst, src) AOTC__COPY_ROW_(AOTC__SV, dst, src)
+#define AOTC__COPY_ROW_AOTC_DGEMM(dst, src) AOTC__COPY_ROW_(AOTC__DV, dst, src)
+#else
+#define AOTC__COPY_ROW_AOTC_SGEMM(dst, src) \
+  memcpy((dst), (src), AOTC_SGEMM_NR * sizeof(float))
+#define AOTC__COPY_ROW_AOTC_DGEMM(dst, src) \
+  memcpy((dst), (src), AOTC_DGEMM_NR * sizeof(double))
+#endif
+
+/* P is the parameter prefix (AOTC_SGEMM / AOTC_DGEMM). */
+#define AOTC__DEF_GEMM(NAME, T, P, KERNEL)                                                 \
+  /* A[0:mc, 0:kc] -> panels of MR rows: ap[panel][k][i], zero-padded rows */              \
+  AOTC_INTERNAL void NAME##_pack_a(int64_t mc, int64_t kc, const T* A, int64_t rs,         \
+                                   int64_t cs, T* AOTC_RESTRICT ap) {                      \
+    for (int64_t i0 = 0; i0 < mc; i0 += P##_MR) {                                          \
+      const int64_t mr = mc - i0 < P##_MR ? mc - i0 : P##_MR;                              \
+      const T* src = A + i0 * rs;                                                          \
+      if (cs == 1 && mr == P##_MR) {                                                       \
+        for (int64_t k = 0; k < kc; ++k)                                                   \
+          for (int64_t i = 0; i < P##_MR; ++i) ap[k * P##_MR + i] = src[i * rs + k];       \
+      } else {                                                                             \
+        for (int64_t k = 0; k < kc; ++k) {                                                 \
+          for (int64_t i = 0; i < mr; ++i) ap[k * P##_MR + i] = src[i * rs + k * cs];      \
+          for (int64_t i = mr; i < P##_MR; ++i) ap[k * P##_MR + i] = 0;                    \
+        }                                                                                  \
+      }                                                                                    \
+      ap += kc * P##_MR;                                                                   \
+    }                                                                                      \
+  }                                                                                        \
+  /* B[0:kc, 0:nc] -> panels of NR columns: bp[panel][k][j], zero-padded */                \
+  AOTC_INTERNAL void NAME##_pack_b(int64_t kc, int64_t nc, const T* B, int64_t rs,         \
+                                   int64_t cs, T* AOTC_RESTRICT bp) {                      \
+    for (int64_t j0 = 0; j0 < nc; j0 += P##_NR) {                                          \
+      const int64_t nr = nc - j0 < P##_NR ? nc - j0 : P##_NR;                              \
+      const T* src = B + j0 * cs;                                                          \
+      if (cs == 1 && nr == P##_NR) {                                                       \
+        for (int64_t k = 0; k < kc; ++k) AOTC__COPY_ROW_##P(bp + k * P##_NR, src + k * rs);  \
+      } else if (rs == 1) {                                                                \
+        for (int64_t j = 0; j < nr; ++j)                                                   \
+          for (int64_t k = 0; k < kc; ++k) bp[k * P##_NR + j] = src[j * cs + k];           \
+        for (int64_t k = 0; k < kc; ++k)                                                   \
+          for (int64_t j = nr; j < P##_NR; ++j) bp[k * P##_NR + j] = 0;                    \
+      } else {                                                                             \
+        for (int64_t k = 0; k < kc; ++k) {                                                 \
+          for (int64_t j = 0; j < nr; ++j) bp[k * P##_NR + j] = src[k * rs + j * cs];      \
+          for (int64_t j = nr; j < P##_NR; ++j) bp[k * P##_NR + j] = 0;                    \
+        }                                                                                  \
+      }                                                                                    \
+      bp += kc * P##_NR;                                                                   \
+    }                                                                                      \
+  }                                                                                        \
+  AOTC_RT_API void NAME(int64_t M, int64_t N, int64_t K, const T* A, int64_t a_rs,         \
+                        int64_t a_cs, const T* B, int64_t b_rs, int64_t b_cs, T* C,        \
+                        int64_t ldc, void* scratch) {                                      \
+    if (M <= 0 || N <= 0) return;                                                          \
+    if (K <= 0) {                                                                          \
+      for (int64_t m = 0; m < M; ++m)                                                      \
+        for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = 0;                                \
+      return;                                                                              \
+    }                                                                                      \
+    T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \
+    T* bp = ap + ((size_t)P##_MC * P##_KC + 15u) / 16u * 16u; /* stays 64-byte aligned */ \
+    AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
+    for (int64_t jc = 0; jc < N; jc += P##_NC) {                                           \
+      const int64_t nc = N - jc < P##_NC ? N - jc : P##_NC;                                \
+      for (int64_t pc = 0; pc < K; pc += P##_KC) {                                         \
+        const int64_t kc = K - pc < P##_KC ? K - pc : P##_KC;                              \
+        const int accumulate = pc > 0;                                                     \
+        NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                  \
+        for (int64_t ic = 0; ic < M; ic += P##_MC) {                                       \
+          const int64_t mc = M - ic < P##_MC ? M - ic : P##_MC;                            \
+          NAME##_pack_a(mc, kc, A + ic * a_rs + pc * a_cs, a_rs, a_cs, ap);                \
+          for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
+            const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
+            const T* bpanel = bp + jr * kc;                                                \
+            for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
+              const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
+              const T* apanel = ap + ir * kc;                                              \
+              T* ctile = C + (ic + ir) * ldc + jc + jr;                                    \
+              if (mr == P##_MR && nr == P##_NR) {                                          \
+                KERNEL(kc, apanel, bpanel, ctile, ldc, accumulate);                        \
+              } else {                                                                     \
+                KERNEL(kc, apanel, bpanel, edge, P##_NR, 0);                               \
+                for (int64_t i = 0; i < mr; ++i)                                           \
+                  for (int64_t j = 0; j < nr; ++j)                                         \
+                    ctile[i * ldc + j] = accumulate ? ctile[i * ldc + j] + edge[i * P##_NR + j] \
+                                                    : edge[i * P##_NR + j];                \
+              }                                                                            \
+            }                                                                              \
+          }                                                                                \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
+AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel)
+AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel)
+
+AOTC_RT_API size_t aotc_gemm_scratch_bytes(void) { return AOTC_GEMM_SCRATCH_BYTES; }

@@ -1,0 +1,84 @@
+/* aotc_gemm.h -- packed, cache-blocked matrix multiply for f32 and f64.
+ *
+ * Declares the GEMM entry points and the blocking parameters of the micro-
+ * kernel selected for the target ISA (see aotc_rt.h).  The implementation is
+ * aotc_gemm.c.  Only float GEMM lives here; integer and bf16 dots are plain
+ * loops emitted by the compiler.
+ */
+#ifndef AOTC_GEMM_H
+#define AOTC_GEMM_H
+
+#ifndef AOTC_RT_H
+#include "aotc_rt.h"
+#endif
+
+/* Register tile (MR x NR), and cache blocks: an MC x KC block of A and a
+ * KC x NC block of B are packed per step.  MC is a multiple of MR and NC of
+ * NR.  Zen 4 / Skylake-X: a 12x32 f32 tile keeps 24 zmm accumulators. */
+#if defined(AOTC_HAVE_AVX512F)
+#define AOTC_SGEMM_MR 12
+#define AOTC_SGEMM_NR 32
+#define AOTC_DGEMM_MR 12
+#define AOTC_DGEMM_NR 16
+#elif defined(AOTC_HAVE_AVX2)
+#define AOTC_SGEMM_MR 6
+#define AOTC_SGEMM_NR 16
+#define AOTC_DGEMM_MR 6
+#define AOTC_DGEMM_NR 8
+#elif defined(AOTC_HAVE_NEON)
+#define AOTC_SGEMM_MR 12
+#define AOTC_SGEMM_NR 8
+#define AOTC_DGEMM_MR 12
+#define AOTC_DGEMM_NR 4
+#else
+#define AOTC_SGEMM_MR 4
+#define AOTC_SGEMM_NR 16
+#define AOTC_DGEMM_MR 4
+#define AOTC_DGEMM_NR 8
+#endif
+
+#ifndef AOTC_SGEMM_KC
+#define AOTC_SGEMM_KC 256
+#endif
+#ifndef AOTC_SGEMM_MC
+#define AOTC_SGEMM_MC (AOTC_SGEMM_MR * 12)
+#endif
+#ifndef AOTC_SGEMM_NC
+#define AOTC_SGEMM_NC (AOTC_SGEMM_NR * 64)
+#endif
+#ifndef AOTC_DGEMM_KC
+#define AOTC_DGEMM_KC 256
+#endif
+#ifndef AOTC_DGEMM_MC
+#define AOTC_DGEMM_MC (AOTC_DGEMM_MR * 8)
+#endif
+#ifndef AOTC_DGEMM_NC
+#define AOTC_DGEMM_NC (AOTC_DGEMM_NR * 64)
+#endif
+
+/* Scratch the caller provides to aotc_sgemm / aotc_dgemm: a fixed size,
+ * independent of M, N, K and of the ISA, 64-byte aligned.  One scratch per
+ * concurrent call. */
+#define AOTC_GEMM_SCRATCH_BYTES ((size_t)4 * 1024 * 1024)
+
+#define AOTC__GEMM_NEED(T, P) \
+  (((size_t)P##_MC * P##_KC + (size_t)P##_KC * P##_NC) * sizeof(T) + 128u)
+_Static_assert(AOTC__GEMM_NEED(float, AOTC_SGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
+               "sgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
+_Static_assert(AOTC__GEMM_NEED(double, AOTC_DGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
+               "dgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
+
+/* C[m*ldc + n] = sum_k A[m*a_rs + k*a_cs] * B[k*b_rs + n*b_cs]
+ * for 0 <= m < M, 0 <= n < N.  C is overwritten (K == 0 gives zeros); C must
+ * not overlap A or B.  Strides are in elements and may be any value, so a
+ * transposed operand needs no copy.  `scratch` is AOTC_GEMM_SCRATCH_BYTES
+ * bytes, 64-byte aligned.  Single-threaded; reentrant. */
+AOTC_RT_API void aotc_sgemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
+                            int64_t a_cs, const float* B, int64_t b_rs, int64_t b_cs,
+                            float* C, int64_t ldc, void* scratch);
+AOTC_RT_API void aotc_dgemm(int64_t M, int64_t N, int64_t K, const double* A, int64_t a_rs,
+                            int64_t a_cs, const double* B, int64_t b_rs, int64_t b_cs,
+                            double* C, int64_t ldc, void* scratch);
+AOTC_RT_API size_t aotc_gemm_scratch_bytes(void);
+
+#endif /* AOTC_GEMM_H */

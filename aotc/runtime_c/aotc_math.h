@@ -1,0 +1,608 @@
+/* aotc_math.h -- scalar semantics of XLA:CPU operations, as C helpers.
+ *
+ * Every elementwise operation whose XLA meaning differs from the bare C
+ * operator (integer overflow, division by zero, over-wide shifts, NaN in
+ * max/min, saturating float->int, half-precision rounding, ...) lives here as
+ * a small static inline function, so every emitter -- and the vector body and
+ * scalar tail of one loop -- computes exactly the same thing.  The rules are
+ * those of docs/xla-semantics.md (observed on XLA:CPU).  No state, no
+ * allocation; the only side effect in this file is the floating-point
+ * environment switch at the end.
+ *
+ * Naming: aotc_<op>_<T> with T in
+ *   s8 s16 s32 s64 (int8_t..int64_t)  u8 u16 u32 u64  f32 (float)  f64 (double)
+ *   pred (uint8_t holding 0 or 1; conversions only)
+ * and aotc_cvt_<FROM>_<TO> for conversions.  Half types (bf16, f16) are stored
+ * as uint16_t bit patterns and computed in float: see "half precision".
+ *
+ * Helpers are written without undefined or implementation-defined behaviour:
+ * integer arithmetic goes through unsigned types, unsigned -> signed goes
+ * through aotc__u2s_N (an arithmetic identity compilers reduce to nothing),
+ * and every shift amount is masked into range before use.
+ */
+#ifndef AOTC_MATH_H
+#define AOTC_MATH_H
+
+#ifndef AOTC_RT_H
+#include "aotc_rt.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(_M_X64) || (defined(__i386__) && defined(__SSE__))
+#include <xmmintrin.h>
+#define AOTC__FPENV_X86 1
+#elif defined(__aarch64__)
+#define AOTC__FPENV_AARCH64 1
+#endif
+
+/* ======================================================================== */
+/* Bit reinterpretation (also bitcast-convert between same-width types).    */
+/* ======================================================================== */
+
+AOTC_INLINE uint32_t aotc_bitcast_f32_u32(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+AOTC_INLINE float aotc_bitcast_u32_f32(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+AOTC_INLINE uint64_t aotc_bitcast_f64_u64(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+AOTC_INLINE double aotc_bitcast_u64_f64(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* Two's complement reinterpretation of an unsigned value as signed.  For
+ * u < 2^(N-1) this is u; otherwise u - 2^N = -(~u) - 1, computed without any
+ * out-of-range conversion.  gcc and clang compile it to nothing. */
+#define AOTC__DEF_U2S(BITS)                                                   \
+  AOTC_INLINE int##BITS##_t aotc__u2s_##BITS(uint##BITS##_t u) {              \
+    return u <= (uint##BITS##_t)INT##BITS##_MAX                               \
+               ? (int##BITS##_t)u                                             \
+               : (int##BITS##_t)(-(int##BITS##_t)(uint##BITS##_t)(~u) - 1);   \
+  }
+AOTC__DEF_U2S(8)
+AOTC__DEF_U2S(16)
+AOTC__DEF_U2S(32)
+AOTC__DEF_U2S(64)
+
+#define AOTC__CAT_(a, b) a##b
+#define AOTC__CAT(a, b) AOTC__CAT_(a, b)
+
+/* ======================================================================== */
+/* Integers: two's complement, wrapping.                                    */
+/* ======================================================================== */
+/* Per type: name, C type, same-width unsigned type, "wide" unsigned type the
+ * arithmetic is done in (never promoted to signed int), bit width, min, max. */
+#define AOTC__SINT_TYPES(X)                                     \
+  X(s8, int8_t, uint8_t, uint32_t, 8, INT8_MIN, INT8_MAX)       \
+  X(s16, int16_t, uint16_t, uint32_t, 16, INT16_MIN, INT16_MAX) \
+  X(s32, int32_t, uint32_t, uint32_t, 32, INT32_MIN, INT32_MAX) \
+  X(s64, int64_t, uint64_t, uint64_t, 64, INT64_MIN, INT64_MAX)
+#define AOTC__UINT_TYPES(X)                        \
+  X(u8, uint8_t, int8_t, uint32_t, 8, UINT8_MAX)     \
+  X(u16, uint16_t, int16_t, uint32_t, 16, UINT16_MAX) \
+  X(u32, uint32_t, int32_t, uint32_t, 32, UINT32_MAX) \
+  X(u64, uint64_t, int64_t, uint64_t, 64, UINT64_MAX)
+
+/* popcount / count-leading-zeros of the low BITS bits of an unsigned value */
+#if defined(__GNUC__) || defined(__clang__)
+AOTC_INLINE uint32_t aotc__popcnt32(uint32_t x) { return (uint32_t)__builtin_popcount(x); }
+AOTC_INLINE uint32_t aotc__popcnt64(uint64_t x) { return (uint32_t)__builtin_popcountll(x); }
+AOTC_INLINE uint32_t aotc__clz32(uint32_t x) { return x ? (uint32_t)__builtin_clz(x) : 32u; }
+AOTC_INLINE uint32_t aotc__clz64(uint64_t x) { return x ? (uint32_t)__builtin_clzll(x) : 64u; }
+#else
+AOTC_INLINE uint32_t aotc__popcnt64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555u);
+  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+  return (uint32_t)((x * 0x0101010101010101u) >> 56);
+}
+AOTC_INLINE uint32_t aotc__popcnt32(uint32_t x) { return aotc__popcnt64(x); }
+AOTC_INLINE uint32_t aotc__clz64(uint64_t x) {
+  uint32_t n = 0;
+  if (x == 0) return 64u;
+  while (!(x & 0x8000000000000000u)) {
+    x <<= 1;
+    ++n;
+  }
+  return n;
+}
+AOTC_INLINE uint32_t aotc__clz32(uint32_t x) { return aotc__clz64(x) - 32u; }
+#endif
+#define AOTC__POPCNT_8(x) aotc__popcnt32(x)
+#define AOTC__POPCNT_16(x) aotc__popcnt32(x)
+#define AOTC__POPCNT_32(x) aotc__popcnt32(x)
+#define AOTC__POPCNT_64(x) aotc__popcnt64(x)
+#define AOTC__CLZ_8(x) (aotc__clz32(x) - 24u)
+#define AOTC__CLZ_16(x) (aotc__clz32(x) - 16u)
+#define AOTC__CLZ_32(x) aotc__clz32(x)
+#define AOTC__CLZ_64(x) aotc__clz64(x)
+
+/* Operations whose definition is the same for signed and unsigned types
+ * (bit patterns in, bit pattern out).  FROMU converts the unsigned result
+ * back to T. */
+#define AOTC__DEF_INT_COMMON(N, T, U, W, BITS, FROMU)                                     \
+  AOTC_INLINE T aotc_add_##N(T a, T b) { return FROMU((U)((W)(U)a + (W)(U)b)); }          \
+  AOTC_INLINE T aotc_sub_##N(T a, T b) { return FROMU((U)((W)(U)a - (W)(U)b)); }          \
+  AOTC_INLINE T aotc_mul_##N(T a, T b) { return FROMU((U)((W)(U)a * (W)(U)b)); }          \
+  AOTC_INLINE T aotc_neg_##N(T a) { return FROMU((U)((W)0 - (W)(U)a)); }                  \
+  AOTC_INLINE T aotc_not_##N(T a) { return FROMU((U)~(W)(U)a); }                          \
+  AOTC_INLINE T aotc_and_##N(T a, T b) { return FROMU((U)((U)a & (U)b)); }                \
+  AOTC_INLINE T aotc_or_##N(T a, T b) { return FROMU((U)((U)a | (U)b)); }                 \
+  AOTC_INLINE T aotc_xor_##N(T a, T b) { return FROMU((U)((U)a ^ (U)b)); }                \
+  AOTC_INLINE T aotc_max_##N(T a, T b) { return a > b ? a : b; }                          \
+  AOTC_INLINE T aotc_min_##N(T a, T b) { return a < b ? a : b; }                          \
+  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(x, lo), hi); } \
+  /* shift amounts are read as unsigned; >= BITS gives 0 */                               \
+  AOTC_INLINE T aotc_shl_##N(T a, T b) {                                                  \
+    U n = (U)b;                                                                           \
+    U r = (U)((W)(U)a << (n & (BITS - 1)));                                               \
+    return FROMU(n < BITS ? r : (U)0);                                                    \
+  }                                                                                       \
+  AOTC_INLINE T aotc_shr_logical_##N(T a, T b) {                                          \
+    U n = (U)b;                                                                           \
+    U r = (U)((W)(U)a >> (n & (BITS - 1)));                                               \
+    return FROMU(n < BITS ? r : (U)0);                                                    \
+  }                                                                                       \
+  AOTC_INLINE T aotc_popcnt_##N(T a) { return (T)AOTC__POPCNT_##BITS((U)a); }             \
+  AOTC_INLINE T aotc_clz_##N(T a) { return (T)AOTC__CLZ_##BITS((U)a); }
+
+#define AOTC__IDENT(x) (x)
+
+/* signed: shr_arith fills with the sign bit; div/rem follow XLA for x/0 and
+ * INT_MIN/-1; pow is XLA's square-and-multiply (see aotc_pow_s32 below). */
+#define AOTC__DEF_SINT(N, T, U, W, BITS, MIN, MAX)                                        \
+  AOTC__DEF_INT_COMMON(N, T, U, W, BITS, aotc__u2s_##BITS)                                \
+  AOTC_INLINE T aotc_abs_##N(T a) { return a < 0 ? aotc_neg_##N(a) : a; }                 \
+  AOTC_INLINE T aotc_sign_##N(T a) { return (T)((a > 0) - (a < 0)); }                     \
+  AOTC_INLINE T aotc_shr_arith_##N(T a, T b) {                                            \
+    U n = (U)b;                                                                           \
+    U s = n < BITS ? n : (U)(BITS - 1);                                                   \
+    /* ~a is non-negative when a is negative: no negative operand is shifted */           \
+    return a < 0 ? (T) ~(T)(~a >> s) : (T)(a >> s);                                       \
+  }                                                                                       \
+  AOTC_INLINE T aotc_div_##N(T a, T b) {                                                  \
+    /* a safe divisor first, so both outcomes can be computed and selected */           \
+    T sb = (b == 0 || (a == MIN && b == -1)) ? (T)1 : b;                                  \
+    T q = (T)(a / sb); /* INT_MIN / 1 = INT_MIN is the XLA result */                      \
+    return b == 0 ? (T)-1 : q;                                                            \
+  }                                                                                       \
+  AOTC_INLINE T aotc_rem_##N(T a, T b) {                                                  \
+    T sb = (b == 0 || (a == MIN && b == -1)) ? (T)1 : b;                                  \
+    T r = (T)(a % sb); /* INT_MIN % 1 = 0 is the XLA result */                            \
+    return b == 0 ? a : r;                                                                \
+  }                                                                                       \
+  AOTC_INLINE T aotc_pow_##N(T base, T exponent) {                                        \
+    U acc = 1, b = (U)base, e = (U)exponent;                                              \
+    for (int i = 0; i < 6; ++i) {                                                         \
+      acc = (e & 1u) ? (U)((W)acc * (W)b) : acc;                                          \
+      b = (U)((W)b * (W)b);                                                               \
+      e = (U)(e >> 1);                                                                    \
+    }                                                                                     \
+    if (exponent < 0) {                                                                   \
+      T odd = (T)((U)exponent & 1u);                                                      \
+      return base == 1 ? (T)1 : base == -1 ? (odd ? (T)-1 : (T)1) : (T)0;                \
+    }                                                                                     \
+    return aotc__u2s_##BITS(acc);                                                         \
+  }
+AOTC__SINT_TYPES(AOTC__DEF_SINT)
+
+/* unsigned: XLA's integer ops are sign-agnostic except where noted, so
+ * shr_arith and pow use the signed view of the same bits. */
+#define AOTC__DEF_UINT(N, T, S, W, BITS, MAX)                                             \
+  AOTC__DEF_INT_COMMON(N, T, T, W, BITS, AOTC__IDENT)                                     \
+  AOTC_INLINE T aotc_abs_##N(T a) { return a; }                                           \
+  AOTC_INLINE T aotc_sign_##N(T a) { return (T)(a != 0); }                                \
+  AOTC_INLINE T aotc_shr_arith_##N(T a, T b) {                                            \
+    return (T)aotc_shr_arith_s##BITS(aotc__u2s_##BITS(a), aotc__u2s_##BITS(b));           \
+  }                                                                                       \
+  AOTC_INLINE T aotc_div_##N(T a, T b) {                                                  \
+    T q = (T)(a / (b == 0 ? (T)1 : b));                                                   \
+    return b == 0 ? (T)MAX : q;                                                           \
+  }                                                                                       \
+  AOTC_INLINE T aotc_rem_##N(T a, T b) {                                                  \
+    T r = (T)(a % (b == 0 ? (T)1 : b));                                                   \
+    return b == 0 ? a : r;                                                                \
+  }                                                                                       \
+  AOTC_INLINE T aotc_pow_##N(T base, T exponent) {                                        \
+    return (T)aotc_pow_s##BITS(aotc__u2s_##BITS(base), aotc__u2s_##BITS(exponent));       \
+  }
+AOTC__UINT_TYPES(AOTC__DEF_UINT)
+
+/* Integer power, as XLA:CPU computes it (all widths, signed and unsigned):
+ *   - square-and-multiply over the LOW SIX BITS of the exponent only, with
+ *     wrapping multiplication: pow(3, 64) = 1, pow(5, 65) = 5;
+ *   - exponent negative (its top bit set, also for unsigned types): 1 if the
+ *     base is 1; +-1 by parity if the base is -1 (all ones); otherwise 0. */
+
+/* ======================================================================== */
+/* Floating point (f32 = float, f64 = double).                              */
+/* ======================================================================== */
+/* SFX is the libm suffix (f or nothing); I/UI are the same-width integers. */
+#define AOTC__DEF_FLOAT(N, T, SFX, I, UI, BITCAST_TO, SIGNMASK, EXPMASK)           \
+  AOTC_INLINE T aotc_add_##N(T a, T b) { return a + b; }                                  \
+  AOTC_INLINE T aotc_sub_##N(T a, T b) { return a - b; }                                  \
+  AOTC_INLINE T aotc_mul_##N(T a, T b) { return a * b; }                                  \
+  AOTC_INLINE T aotc_div_##N(T a, T b) { return a / b; }                                  \
+  AOTC_INLINE T aotc_neg_##N(T a) { return -a; }                                          \
+  AOTC_INLINE T aotc_abs_##N(T a) { return fabs##SFX(a); }                                \
+  AOTC_INLINE uint8_t aotc_is_nan_##N(T a) { return (uint8_t)(a != a); }                  \
+  /* by bits, so it also holds under -ffinite-math-only */                                \
+  AOTC_INLINE uint8_t aotc_is_finite_##N(T a) {                                           \
+    return (uint8_t)((BITCAST_TO(a) & EXPMASK) != EXPMASK);                               \
+  }                                                                                       \
+  /* NaN from either side; max(-0,+0) = +0, min(+0,-0) = -0 */                            \
+  AOTC_INLINE T aotc_max_##N(T a, T b) {                                                  \
+    int take_a = a > b || (a == b && !(BITCAST_TO(a) & SIGNMASK)) || a != a;              \
+    return take_a ? a : b;                                                                \
+  }                                                                                       \
+  AOTC_INLINE T aotc_min_##N(T a, T b) {                                                  \
+    int take_a = a < b || (a == b && (BITCAST_TO(a) & SIGNMASK)) || a != a;               \
+    return take_a ? a : b;                                                                \
+  }                                                                                       \
+  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(x, lo), hi); } \
+  /* fmod: sign of the dividend; x%0 = NaN, inf%x = NaN, x%inf = x */                     \
+  AOTC_INLINE T aotc_rem_##N(T a, T b) { return fmod##SFX(a, b); }                        \
+  AOTC_INLINE T aotc_pow_##N(T a, T b) { return pow##SFX(a, b); }                         \
+  AOTC_INLINE T aotc_atan2_##N(T a, T b) { return atan2##SFX(a, b); }                     \
+  /* NaN -> NaN, +-0 -> +-0, else +-1 */                                                  \
+  AOTC_INLINE T aotc_sign_##N(T a) {                                                      \
+    T s = copysign##SFX(a != 0 ? (T)1 : (T)0, a);                                         \
+    return a != a ? a : s;                                                                \
+  }                                                                                       \
+  AOTC_INLINE T aotc_round_afz_##N(T a) { return round##SFX(a); }                         \
+  /* round half to even; assumes the default rounding mode (never changed) */             \
+  AOTC_INLINE T aotc_round_even_##N(T a) { return nearbyint##SFX(a); }                    \
+  AOTC_INLINE T aotc_floor_##N(T a) { return floor##SFX(a); }                             \
+  AOTC_INLINE T aotc_ceil_##N(T a) { return ceil##SFX(a); }                               \
+  AOTC_INLINE T aotc_sqrt_##N(T a) { return sqrt##SFX(a); }                               \
+  /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
+  AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
+  AOTC_INLINE T aotc_cbrt_##N(T a) { return cbrt##SFX(a); }                               \
+  AOTC_INLINE T aotc_exp_##N(T a) { return exp##SFX(a); }                                 \
+  AOTC_INLINE T aotc_expm1_##N(T a) { return expm1##SFX(a); }                             \
+  AOTC_INLINE T aotc_log_##N(T a) { return log##SFX(a); }                                 \
+  AOTC_INLINE T aotc_log1p_##N(T a) { return log1p##SFX(a); }                             \
+  AOTC_INLINE T aotc_tanh_##N(T a) { return tanh##SFX(a); }                               \
+  AOTC_INLINE T aotc_sin_##N(T a) { return sin##SFX(a); }                                 \
+  AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
+  AOTC_INLINE T aotc_tan_##N(T a) { return tan##SFX(a); }                                 \
+  AOTC_INLINE T aotc_erf_##N(T a) { return erf##SFX(a); }                                 \
+  /* 1/(1+e^-x): exp overflows to inf for very negative x and gives exactly 0;           \
+   * results below the normal range are flushed to 0 under FTZ, as in XLA */              \
+  AOTC_INLINE T aotc_logistic_##N(T a) { return (T)1 / ((T)1 + exp##SFX(-a)); }           \
+  /* Key whose signed integer order is XLA's TOTALORDER:                                  \
+   * -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN */                                   \
+  AOTC_INLINE I aotc_totalorder_##N(T a) {                                                \
+    UI u = BITCAST_TO(a);                                                                 \
+    UI k = (u & SIGNMASK) ? (UI)(u ^ (SIGNMASK - 1u)) : u;                                \
+    return AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(k);                                     \
+  }
+#define AOTC__FBITS_f32 32
+#define AOTC__FBITS_f64 64
+AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x80000000u,
+                0x7F800000u)
+AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,
+                0x8000000000000000u, 0x7FF0000000000000u)
+
+/* ======================================================================== */
+/* Conversions aotc_cvt_<FROM>_<TO>.                                        */
+/* ======================================================================== */
+/* float -> int saturates and truncates toward zero, NaN -> 0; int -> int
+ * wraps; -> pred is x != 0 (NaN -> 1); pred -> number is 0/1; f64 -> f32
+ * rounds to nearest and overflows to inf (the C cast). */
+#define AOTC__T_pred uint8_t
+#define AOTC__T_s8 int8_t
+#define AOTC__T_s16 int16_t
+#define AOTC__T_s32 int32_t
+#define AOTC__T_s64 int64_t
+#define AOTC__T_u8 uint8_t
+#define AOTC__T_u16 uint16_t
+#define AOTC__T_u32 uint32_t
+#define AOTC__T_u64 uint64_t
+#define AOTC__T_f32 float
+#define AOTC__T_f64 double
+/* kind: P pred, S signed, U unsigned, F float */
+#define AOTC__K_pred P
+#define AOTC__K_s8 S
+#define AOTC__K_s16 S
+#define AOTC__K_s32 S
+#define AOTC__K_s64 S
+#define AOTC__K_u8 U
+#define AOTC__K_u16 U
+#define AOTC__K_u32 U
+#define AOTC__K_u64 U
+#define AOTC__K_f32 F
+#define AOTC__K_f64 F
+#define AOTC__BITS_s8 8
+#define AOTC__BITS_s16 16
+#define AOTC__BITS_s32 32
+#define AOTC__BITS_s64 64
+#define AOTC__MIN_s8 INT8_MIN
+#define AOTC__MIN_s16 INT16_MIN
+#define AOTC__MIN_s32 INT32_MIN
+#define AOTC__MIN_s64 INT64_MIN
+#define AOTC__MAX_s8 INT8_MAX
+#define AOTC__MAX_s16 INT16_MAX
+#define AOTC__MAX_s32 INT32_MAX
+#define AOTC__MAX_s64 INT64_MAX
+#define AOTC__MAX_u8 UINT8_MAX
+#define AOTC__MAX_u16 UINT16_MAX
+#define AOTC__MAX_u32 UINT32_MAX
+#define AOTC__MAX_u64 UINT64_MAX
+#define AOTC__UT_s8 uint8_t
+#define AOTC__UT_s16 uint16_t
+#define AOTC__UT_s32 uint32_t
+#define AOTC__UT_s64 uint64_t
+
+#define AOTC__CVT_HEAD(F, T) \
+  AOTC_INLINE AOTC__T_##T aotc_cvt_##F##_##T(AOTC__T_##F x)
+
+/* anything -> pred */
+#define AOTC__CVT_PP(F, T) AOTC__CVT_HEAD(F, T) { return (uint8_t)(x != 0); }
+#define AOTC__CVT_SP AOTC__CVT_PP
+#define AOTC__CVT_UP AOTC__CVT_PP
+#define AOTC__CVT_FP AOTC__CVT_PP
+/* pred -> number */
+#define AOTC__CVT_PS(F, T) AOTC__CVT_HEAD(F, T) { return (AOTC__T_##T)(x != 0); }
+#define AOTC__CVT_PU AOTC__CVT_PS
+#define AOTC__CVT_PF AOTC__CVT_PS
+/* int -> signed: wrap through the unsigned type of the destination width */
+#define AOTC__CVT_SS(F, T)                                            \
+  AOTC__CVT_HEAD(F, T) {                                              \
+    return AOTC__CAT(aotc__u2s_, AOTC__BITS_##T)((AOTC__UT_##T)x);    \
+  }
+#define AOTC__CVT_US AOTC__CVT_SS
+/* int -> unsigned: C conversion to unsigned is already modular */
+#define AOTC__CVT_SU(F, T) AOTC__CVT_HEAD(F, T) { return (AOTC__T_##T)x; }
+#define AOTC__CVT_UU AOTC__CVT_SU
+/* int -> float, float -> float: the C conversion (round to nearest) */
+#define AOTC__CVT_SF AOTC__CVT_SU
+#define AOTC__CVT_UF AOTC__CVT_SU
+#define AOTC__CVT_FF AOTC__CVT_SU
+/* float -> signed: saturate; -(float)MIN = 2^(bits-1) is exact */
+#define AOTC__CVT_FS(F, T)                                                    \
+  AOTC__CVT_HEAD(F, T) {                                                      \
+    const AOTC__T_##F lo = (AOTC__T_##F)AOTC__MIN_##T;                        \
+    return x >= -lo   ? (AOTC__T_##T)AOTC__MAX_##T                            \
+           : x >= lo  ? (AOTC__T_##T)x                                        \
+           : x != x   ? (AOTC__T_##T)0                                        \
+                      : (AOTC__T_##T)AOTC__MIN_##T;                           \
+  }
+/* float -> unsigned: saturate; 2 * 2^(bits-1) = 2^bits is exact; (-1, 0)
+ * truncates to 0, which C defines; NaN fails both tests and gives 0 */
+#define AOTC__CVT_FU(F, T)                                                    \
+  AOTC__CVT_HEAD(F, T) {                                                      \
+    const AOTC__T_##F hi =                                                    \
+        (AOTC__T_##F)2 * (AOTC__T_##F)((AOTC__MAX_##T >> 1) + 1u);            \
+    return x >= hi                  ? (AOTC__T_##T)AOTC__MAX_##T              \
+           : x > (AOTC__T_##F)(-1)  ? (AOTC__T_##T)x                          \
+                                    : (AOTC__T_##T)0;                         \
+  }
+
+#define AOTC__CVT3(KF, KT, F, T) AOTC__CVT_##KF##KT(F, T)
+#define AOTC__CVT2(KF, KT, F, T) AOTC__CVT3(KF, KT, F, T)
+#define AOTC__CVT(F, T) AOTC__CVT2(AOTC__K_##F, AOTC__K_##T, F, T)
+#define AOTC__CVT_ROW(F)                                                       \
+  AOTC__CVT(F, pred) AOTC__CVT(F, s8) AOTC__CVT(F, s16) AOTC__CVT(F, s32)      \
+  AOTC__CVT(F, s64) AOTC__CVT(F, u8) AOTC__CVT(F, u16) AOTC__CVT(F, u32)       \
+  AOTC__CVT(F, u64) AOTC__CVT(F, f32) AOTC__CVT(F, f64)
+AOTC__CVT_ROW(pred)
+AOTC__CVT_ROW(s8)
+AOTC__CVT_ROW(s16)
+AOTC__CVT_ROW(s32)
+AOTC__CVT_ROW(s64)
+AOTC__CVT_ROW(u8)
+AOTC__CVT_ROW(u16)
+AOTC__CVT_ROW(u32)
+AOTC__CVT_ROW(u64)
+AOTC__CVT_ROW(f32)
+AOTC__CVT_ROW(f64)
+
+/* ======================================================================== */
+/* Half precision: bf16 and f16 stored as uint16_t, computed in float.      */
+/* ======================================================================== */
+/* All rounding here is done with integer operations on the bit patterns:
+ * generated code runs with FTZ/DAZ on, which would flush the subnormal
+ * intermediates a float-arithmetic formulation relies on.  Rounding is to
+ * nearest, ties to even; NaN stays NaN (made quiet); overflow gives inf;
+ * subnormal results are kept. */
+
+/* Round the magnitude bits of a binary32/binary64 value into a narrower
+ * format with ED exponent bits and MD mantissa bits; returns its bits. */
+#define AOTC__DEF_NARROW(NAME, UT, MS, BS)                                        \
+  AOTC_INLINE uint16_t NAME(UT x, unsigned ed, unsigned md) {                     \
+    const UT one = 1;                                                             \
+    const UT mmask = (one << MS) - 1u;                                            \
+    const UT sinf = ~(UT)0 >> 1 & ~mmask; /* exponent all ones */                 \
+    const UT bd = (one << (ed - 1u)) - 1u;                                        \
+    const uint16_t sign = (uint16_t)((x >> (sizeof(UT) * 8u - 1u)) << (ed + md)); \
+    const uint16_t dinf = (uint16_t)(((1u << ed) - 1u) << md);                    \
+    const UT a = x & (~(UT)0 >> 1);                                               \
+    if (a >= sinf) {                                                              \
+      if (a == sinf) return (uint16_t)(sign | dinf);                              \
+      return (uint16_t)(sign | dinf | (1u << (md - 1u)) |                         \
+                        (uint16_t)((a & mmask) >> (MS - md)));                    \
+    }                                                                             \
+    const UT e = a >> MS;                                                         \
+    if (e + bd > (UT)BS) { /* normal in the narrow format */                      \
+      const unsigned sh = MS - md;                                                \
+      UT r = a - (((UT)BS - bd) << MS);                                           \
+      r = (r + ((one << (sh - 1u)) - 1u) + ((r >> sh) & 1u)) >> sh;               \
+      return (uint16_t)(sign | (r >= dinf ? (UT)dinf : r));                       \
+    }                                                                             \
+    /* subnormal or zero in the narrow format */                                  \
+    const UT sig = e ? ((a & mmask) | (one << MS)) : a;                           \
+    const UT sh = (UT)(MS - md) + ((UT)BS - bd) + 1u - (e ? e : 1u);              \
+    if (sh >= (UT)MS + 2u) return sign; /* below half the smallest subnormal */   \
+    const UT half = one << (sh - 1u);                                             \
+    const UT rem = sig & ((one << sh) - 1u);                                      \
+    UT q = sig >> sh;                                                             \
+    q += (UT)((rem > half) | ((rem == half) & (q & 1u)));                         \
+    return (uint16_t)(sign | q);                                                  \
+  }
+AOTC__DEF_NARROW(aotc__narrow_from32, uint32_t, 23u, 127u)
+AOTC__DEF_NARROW(aotc__narrow_from64, uint64_t, 52u, 1023u)
+
+AOTC_INLINE float aotc_bf16_to_f32(uint16_t h) {
+  return aotc_bitcast_u32_f32((uint32_t)h << 16);
+}
+
+/* f32 -> bf16: same exponent range, so rounding the low 16 bits is enough;
+ * a carry into the exponent is the correct result (up to inf). */
+AOTC_INLINE uint16_t aotc_f32_to_bf16(float f) {
+  uint32_t u = aotc_bitcast_f32_u32(f);
+  uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  uint32_t quiet = (u | 0x00400000u) >> 16;
+  return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
+}
+
+/* round an f32 to the nearest bf16 value, kept in a float */
+AOTC_INLINE float aotc_round_bf16(float f) {
+  uint32_t u = aotc_bitcast_f32_u32(f);
+  uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  uint32_t quiet = (u | 0x00400000u) & 0xFFFF0000u;
+  return aotc_bitcast_u32_f32((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
+}
+
+AOTC_INLINE float aotc_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1Fu;
+  uint32_t m = h & 0x3FFu;
+  uint32_t bits;
+  if (e == 0x1Fu) {
+    bits = sign | 0x7F800000u | (m << 13);
+  } else if (e != 0) {
+    bits = sign | ((e + 112u) << 23) | (m << 13);
+  } else {
+    /* +-0 or subnormal m * 2^-24: (float)m is exact and normal; scale it by
+     * 2^-24 through the exponent field (stays normal, no FTZ involved) */
+    bits = m ? sign | (aotc_bitcast_f32_u32((float)m) - (24u << 23)) : sign;
+  }
+  return aotc_bitcast_u32_f32(bits);
+}
+
+AOTC_INLINE uint16_t aotc_f32_to_f16(float f) {
+  return aotc__narrow_from32(aotc_bitcast_f32_u32(f), 5u, 10u);
+}
+
+/* round an f32 to the nearest f16 value, kept in a float */
+AOTC_INLINE float aotc_round_f16(float f) { return aotc_f16_to_f32(aotc_f32_to_f16(f)); }
+
+AOTC_INLINE double aotc_bf16_to_f64(uint16_t h) { return (double)aotc_bf16_to_f32(h); }
+AOTC_INLINE double aotc_f16_to_f64(uint16_t h) { return (double)aotc_f16_to_f32(h); }
+
+/* f64 -> bf16 / f16 as XLA:CPU does it: through f32 (so twice rounded, and
+ * an f32-subnormal intermediate is flushed to zero when FTZ is on).  For
+ * example XLA gives f16(1 + 2^-11 + 2^-40) = 1.0, not 1 + 2^-10. */
+AOTC_INLINE uint16_t aotc_f64_to_bf16(double d) { return aotc_f32_to_bf16((float)d); }
+AOTC_INLINE uint16_t aotc_f64_to_f16(double d) { return aotc_f32_to_f16((float)d); }
+
+/* Correctly rounded f64 -> bf16 / f16 (a single rounding from double). */
+AOTC_INLINE uint16_t aotc_f64_to_bf16_exact(double d) {
+  return aotc__narrow_from64(aotc_bitcast_f64_u64(d), 8u, 7u);
+}
+AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
+  return aotc__narrow_from64(aotc_bitcast_f64_u64(d), 5u, 10u);
+}
+
+/* ======================================================================== */
+/* Complex numbers (c64 = two floats, c128 = two doubles).                  */
+/* ======================================================================== */
+#define AOTC__DEF_COMPLEX(N, CT, T, SFX)                                         \
+  AOTC_INLINE CT aotc_complex_##N(T re, T im) {                                  \
+    CT z;                                                                        \
+    z.re = re;                                                                   \
+    z.im = im;                                                                   \
+    return z;                                                                    \
+  }                                                                              \
+  AOTC_INLINE T aotc_real_##N(CT a) { return a.re; }                             \
+  AOTC_INLINE T aotc_imag_##N(CT a) { return a.im; }                             \
+  AOTC_INLINE CT aotc_add_##N(CT a, CT b) { return aotc_complex_##N(a.re + b.re, a.im + b.im); } \
+  AOTC_INLINE CT aotc_sub_##N(CT a, CT b) { return aotc_complex_##N(a.re - b.re, a.im - b.im); } \
+  AOTC_INLINE CT aotc_mul_##N(CT a, CT b) {                                      \
+    return aotc_complex_##N(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); \
+  }                                                                              \
+  AOTC_INLINE CT aotc_neg_##N(CT a) { return aotc_complex_##N(-a.re, -a.im); }   \
+  AOTC_INLINE CT aotc_conj_##N(CT a) { return aotc_complex_##N(a.re, -a.im); }   \
+  AOTC_INLINE T aotc_abs_##N(CT a) { return hypot##SFX(a.re, a.im); }            \
+  /* Smith's algorithm: scales by the larger divisor component */               \
+  AOTC_INLINE CT aotc_div_##N(CT a, CT b) {                                      \
+    if (fabs##SFX(b.re) >= fabs##SFX(b.im)) {                                    \
+      T r = b.im / b.re, d = b.re + b.im * r;                                    \
+      return aotc_complex_##N((a.re + a.im * r) / d, (a.im - a.re * r) / d);     \
+    } else {                                                                     \
+      T r = b.re / b.im, d = b.im + b.re * r;                                    \
+      return aotc_complex_##N((a.re * r + a.im) / d, (a.im * r - a.re) / d);     \
+    }                                                                            \
+  }
+AOTC__DEF_COMPLEX(c64, aotc_c64, float, f)
+AOTC__DEF_COMPLEX(c128, aotc_c128, double, )
+
+/* ======================================================================== */
+/* Floating-point environment: flush-to-zero + denormals-are-zero.          */
+/* ======================================================================== */
+/* XLA:CPU computes f32 with subnormals flushed (1e-45 + 1e-45 = 0).  A
+ * generated entry point calls aotc_fpenv_enter on entry and
+ * aotc_fpenv_leave before returning, on the calling thread and on every pool
+ * thread that runs its work, so the caller's own environment is restored.
+ *   x86-64:  MXCSR.FTZ (bit 15) and MXCSR.DAZ (bit 6).
+ *   aarch64: FPCR.FZ (bit 24), which flushes both inputs and outputs.
+ *   other targets: no-op (subnormals are then computed exactly; results can
+ *   differ from XLA:CPU in the subnormal range only). */
+typedef struct {
+  uint64_t saved;
+} aotc_fpenv;
+
+AOTC_INLINE void aotc_fpenv_enter(aotc_fpenv* saved) {
+#if defined(AOTC__FPENV_X86)
+  unsigned int csr = _mm_getcsr();
+  saved->saved = csr;
+  _mm_setcsr(csr | 0x8040u);
+#elif defined(AOTC__FPENV_AARCH64)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  saved->saved = fpcr;
+  fpcr |= (uint64_t)1 << 24;
+  __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+#else
+  saved->saved = 0;
+#endif
+}
+
+/* Records the current state without changing it (restore it with
+ * aotc_fpenv_leave). */
+AOTC_INLINE void aotc_fpenv_save(aotc_fpenv* saved) {
+#if defined(AOTC__FPENV_X86)
+  saved->saved = _mm_getcsr();
+#elif defined(AOTC__FPENV_AARCH64)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  saved->saved = fpcr;
+#else
+  saved->saved = 0;
+#endif
+}
+
+AOTC_INLINE void aotc_fpenv_leave(const aotc_fpenv* saved) {
+#if defined(AOTC__FPENV_X86)
+  _mm_setcsr((unsigned int)saved->saved);
+#elif defined(AOTC__FPENV_AARCH64)
+  __asm__ __volatile__("msr fpcr, %0" : : "r"(saved->saved) : "memory");
+#else
+  (void)saved;
+#endif
+}
+
+#endif /* AOTC_MATH_H */

@@ -1,0 +1,125 @@
+/* aotc_rt.h -- base definitions of the aotc C runtime.
+ *
+ * Owns the portability layer every other runtime file builds on: linkage and
+ * inlining macros, alignment, complex storage types, the little-endian check and
+ * compile-time SIMD ISA selection.  It declares no functions and holds no state.
+ *
+ * The runtime files are compiled on their own (tests) and also concatenated, in
+ * the order given by aotc/runtime_c/__init__.py, into every generated .c file.
+ * Each file therefore has an include guard, and a file that needs an earlier
+ * one includes it only when that guard is not yet defined, so the concatenated
+ * text never reaches for a file on the include path.
+ *
+ * Linkage: every runtime function is either AOTC_INLINE (static inline) or
+ * AOTC_RT_API, which defaults to static so that two generated models link into
+ * one program without clashing.  A test that wants to call the functions from
+ * outside defines AOTC_RT_API as empty before the first runtime file.
+ */
+#ifndef AOTC_RT_H
+#define AOTC_RT_H
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ < 201112L
+#error "the aotc runtime needs a C11 compiler"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- compiler attributes ------------------------------------------------ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define AOTC_UNUSED __attribute__((unused))
+#define AOTC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AOTC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define AOTC_ASSUME_ALIGNED(p, n) __builtin_assume_aligned((p), (n))
+#define AOTC_NOINLINE __attribute__((noinline))
+#define AOTC_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#define AOTC_UNUSED
+#define AOTC_LIKELY(x) (x)
+#define AOTC_UNLIKELY(x) (x)
+#define AOTC_ASSUME_ALIGNED(p, n) (p)
+#define AOTC_NOINLINE
+#define AOTC_PREFETCH_W(p) ((void)(p))
+#endif
+
+/* Entry points of the runtime (GEMM, thread pool).  static by default; marked
+ * unused so a generated file that calls none of them still compiles cleanly
+ * under -Wall -Werror. */
+#ifndef AOTC_RT_API
+#define AOTC_RT_API static AOTC_UNUSED
+#endif
+
+/* Small helpers used by generated loops: always internal, always inlinable. */
+#define AOTC_INLINE static inline AOTC_UNUSED
+
+/* Internal runtime functions that are not part of the API (never exported,
+ * even when a test empties AOTC_RT_API). */
+#define AOTC_INTERNAL static AOTC_UNUSED
+
+#define AOTC_RESTRICT restrict
+
+/* Alignment of a declaration: `AOTC_ALIGNAS(64) float buf[16];` */
+#define AOTC_ALIGNAS(n) _Alignas(n)
+/* Alignment of arena buffers, GEMM scratch and packed panels (one cache line,
+ * also the width of an AVX-512 register). */
+#define AOTC_ALIGNMENT 64
+
+/* ---- byte order --------------------------------------------------------- */
+/* Generated code reinterprets bits (bitcast-convert, half types, weights
+ * stored as bytes) assuming little-endian storage, as XLA:CPU does. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the aotc runtime requires a little-endian target"
+#endif
+#elif defined(__BIG_ENDIAN__) || defined(__ARMEB__) || defined(__AARCH64EB__) || \
+    defined(__MIPSEB__)
+#error "the aotc runtime requires a little-endian target"
+#endif
+
+/* ---- complex storage ---------------------------------------------------- */
+/* Layout-compatible with XLA's c64/c128 (real part first).  Plain structs so
+ * C11 <complex.h> (optional in C11) is not needed. */
+typedef struct {
+  float re, im;
+} aotc_c64;
+typedef struct {
+  double re, im;
+} aotc_c128;
+
+/* ---- SIMD ISA selection ------------------------------------------------- */
+/* Chosen at compile time from the compiler's predefined macros, so the same
+ * text builds for any target; at most the widest available ISA family is
+ * used by each kernel.  Define AOTC_SIMD_SCALAR to force the portable scalar
+ * code on every target (used by tests to cover the fallback path). */
+#if !defined(AOTC_SIMD_SCALAR)
+#if defined(__AVX512F__)
+#define AOTC_HAVE_AVX512F 1
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+#define AOTC_HAVE_AVX2 1
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define AOTC_HAVE_NEON 1
+#endif
+#endif
+
+#if defined(AOTC_HAVE_AVX512F) || defined(AOTC_HAVE_AVX2)
+#include <immintrin.h>
+#endif
+#if defined(AOTC_HAVE_NEON)
+#include <arm_neon.h>
+#endif
+
+/* Name of the SIMD path selected, for banners and benchmarks. */
+#if defined(AOTC_HAVE_AVX512F)
+#define AOTC_SIMD_NAME "avx512f"
+#elif defined(AOTC_HAVE_AVX2)
+#define AOTC_SIMD_NAME "avx2+fma"
+#elif defined(AOTC_HAVE_NEON)
+#define AOTC_SIMD_NAME "neon"
+#else
+#define AOTC_SIMD_NAME "scalar"
+#endif
+
+#endif /* AOTC_RT_H */
