@@ -33,6 +33,11 @@ GEMM_SCRATCH_BYTES = 4 * 1024 * 1024
 ALIGNMENT = 64
 
 
+def gemm_scratch_bytes() -> int:
+    """Scratch bytes of one aotc_sgemm/aotc_dgemm call (a fixed size)."""
+    return GEMM_SCRATCH_BYTES
+
+
 def runtime_path(name: str) -> Path:
     """Path of one runtime source file."""
     if name not in RUNTIME_FILES:
