@@ -141,8 +141,7 @@ def _check_parameters(comp: Computation, problems: _Problems, bad: set[str]) -> 
             problems.add(f"parameter {p.name} has no valid parameter number", p.loc)
             bad.add(p.name)
         elif n in by_number:
-            problems.add(f"duplicate parameter number {n} in computation {comp.name}: "
-                         f"{p.name} and {by_number[n].name}", p.loc)
+            problems.add(f"{p.name}: parameter number {n} is already used by {by_number[n].name}", p.loc)
             bad.add(p.name)
         else:
             by_number[n] = p
