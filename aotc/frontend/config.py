@@ -166,8 +166,8 @@ def parse_config(text: str, file: str = "<config>", base_dir: str | None = None)
         raise reader.error(f"invalid YAML: {what}", None, loc) from None
     except yaml.YAMLError as e:
         raise reader.error(f"invalid YAML: {e}", None, None) from None
-    if root is None:
-        raise reader.error("config is empty; expected a mapping with feeds and fetches", None, None)
+    if root is None:  # an empty file: every key takes its default
+        return Config(file, text=text)
     return reader.config(root, base_dir or os.getcwd())
 
 

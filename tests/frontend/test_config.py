@@ -144,9 +144,9 @@ BAD = {
         "- id: 0\n",
         "cfg.yaml:1:1: error: expected a mapping (the config), got a list",
     ),
-    "empty": (
-        "# nothing\n",
-        "cfg.yaml: error: config is empty; expected a mapping with feeds and fetches",
+    "top_level_scalar": (
+        "hello\n",
+        "cfg.yaml:1:1: error: expected a mapping (the config), got a string ('hello')",
     ),
 }
 
@@ -202,6 +202,7 @@ def test_good_config_values():
 def test_feeds_and_fetches_are_optional():
     cfg = parse_config("name: m\n", "cfg.yaml")
     assert cfg == Config("cfg.yaml", name="m")
+    assert parse_config("# nothing but a comment\n", "cfg.yaml") == Config("cfg.yaml")
 
 
 def test_unreadable_config_file(tmp_path):
