@@ -5,6 +5,7 @@ the stateless entry. Formatting only.
 from __future__ import annotations
 
 from ..lower.program import Port, Program
+from .common import c_storage
 
 
 def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
@@ -22,7 +23,6 @@ def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
         arr("size_t", "bytes", [f"{p.nbytes}u" for p in ports]),
         arr("size_t", "align", [str(max(1, p.dtype.nbytes if p.dtype.kind != "complex" else p.dtype.nbytes // 2))
                                 for p in ports]),
-        arr("int", "variable", [str(int(p.is_variable)) for p in ports]),
         f"static const int64_t* const {P}_{kind}_dims_[{n}] = {{"
         + (", ".join(f"{P}_{kind}{i}_dims_" for i in range(len(ports))) or "0") + "};",
     ]
@@ -38,6 +38,7 @@ def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
         "    return -1;", "}",
     ]
     if kind == "arg":
+        out.append(arr("int", "variable", [str(int(p.is_variable)) for p in ports]))
         out.append(f"int {P}_arg_is_variable(int i) {{ return i >= 0 && i < {nargs} ? {P}_arg_variable_[i] : 0; }}")
     return out
 
@@ -181,9 +182,9 @@ def emit_api(p: Program) -> str:
         "/* typed accessors */",
     ]
     for i, a in enumerate(p.args):
-        t = a.dtype.c_type
+        t = c_storage(a)
         L.append(f"{t}* {P}_arg_{a.name}_data({P}_instance* m) {{ return ({t}*){P}_arg_data(m, {i}); }}")
     for i, r in enumerate(p.results):
-        t = r.dtype.c_type
+        t = c_storage(r)
         L.append(f"{t}* {P}_result_{r.name}_data({P}_instance* m) {{ return ({t}*){P}_result_data(m, {i}); }}")
     return "\n".join(L) + "\n"

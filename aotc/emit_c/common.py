@@ -8,8 +8,9 @@ from ..lower.program import Port, Program
 
 
 def c_storage(port: Port) -> str:
-    """C element type of a port's buffer (pred as uint8_t, bf16/f16 as uint16_t)."""
-    return port.dtype.c_type
+    """C element type of a port's buffer in the public API (pred as uint8_t, bf16/f16 as
+    uint16_t bit patterns, c64/c128 as interleaved float/double pairs)."""
+    return {"c64": "float", "c128": "double"}.get(port.dtype.name, port.dtype.c_type)
 
 
 def banner(p: Program, kind: str) -> str:

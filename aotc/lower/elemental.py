@@ -181,6 +181,8 @@ class KernelBuilder:
     def exprs(self, idx: Index) -> tuple[str, ...]:
         if idx.exprs is None:
             lin = idx.linear
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", lin):
+                lin = self.let("int64_t", lin, "l")
             strides = row_major_strides(idx.dims)
             out = []
             for d, (n, s) in enumerate(zip(idx.dims, strides)):
