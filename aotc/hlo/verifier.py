@@ -50,11 +50,15 @@ def verify(module: Module, source_text: str | None = None) -> None:
     _check_computation_names(module, problems)
     _check_entry(module, problems)
     _check_instruction_names(module, problems)
+    owner: dict[str, str] = {}  # instruction name -> computation defining it (first one)
+    for comp, instr in module.instructions():
+        owner.setdefault(instr.name, comp.name)
     for comp in module.computations:
-        _check_computation(module, comp, problems, bad)
+        _check_computation(module, comp, owner, problems, bad)
         _check_instruction_cycles(comp, problems, bad)
     _check_call_cycles(module, problems)
     _check_entry_layout(module, problems)
+    _check_aliases(module, problems)
     rule_for = _rule_lookup()
     for comp in module.computations:
         for instr in comp.instructions:
@@ -117,7 +121,8 @@ def _check_instruction_names(module: Module, problems: _Problems) -> None:
 # ---------------------------------------------------------------- per computation
 
 
-def _check_computation(module: Module, comp: Computation, problems: _Problems, bad: set[str]) -> None:
+def _check_computation(module: Module, comp: Computation, owner: dict[str, str], problems: _Problems,
+                       bad: set[str]) -> None:
     loc = _comp_loc(comp)
     if not comp.instructions:
         problems.add(f"computation {comp.name} has no instructions", loc)
@@ -127,9 +132,8 @@ def _check_computation(module: Module, comp: Computation, problems: _Problems, b
     elif not comp.has(comp.root):
         problems.add(f"ROOT {comp.root} of computation {comp.name} is not defined", loc)
     _check_parameters(comp, problems, bad)
-    defined_elsewhere = {i.name: c.name for c, i in module.instructions() if c.name != comp.name}
     for instr in comp.instructions:
-        if not _check_instruction(module, comp, instr, defined_elsewhere, problems):
+        if not _check_instruction(module, comp, instr, owner, problems):
             bad.add(instr.name)
 
 
@@ -154,7 +158,7 @@ def _check_parameters(comp: Computation, problems: _Problems, bad: set[str]) -> 
 
 
 def _check_instruction(module: Module, comp: Computation, instr: Instruction,
-                       defined_elsewhere: dict[str, str], problems: _Problems) -> bool:
+                       owner: dict[str, str], problems: _Problems) -> bool:
     """Structural checks of one instruction; False if its shape cannot be checked."""
     ok = True
     op = OPCODES.get(instr.opcode)
@@ -167,7 +171,7 @@ def _check_instruction(module: Module, comp: Computation, instr: Instruction,
         ok = False
     for o in instr.operands:
         if not comp.has(o):
-            where = f" (it is defined in computation {defined_elsewhere[o]})" if o in defined_elsewhere else ""
+            where = f" (it is defined in computation {owner[o]})" if o in owner else ""
             problems.add(f"{instr.name}: operand {o} is not defined in computation {comp.name}{where}", instr.loc)
             ok = False
     for key, callee in _callees(instr):
@@ -436,6 +440,49 @@ def _check_entry_layout(module: Module, problems: _Problems) -> None:
         elif not module.entry_result.same_logical(root.shape):
             problems.add(f"ROOT {root.name} is {root.shape.text(False)} but entry_computation_layout "
                          f"gives the result as {module.entry_result.text(False)}", root.loc)
+
+
+def _index_text(index: tuple[int, ...]) -> str:
+    return "{" + ",".join(map(str, index)) + "}"
+
+
+def _subshape(shape: Shape, index: tuple[int, ...]) -> Shape | None:
+    for i in index:
+        if not isinstance(shape, TupleShape) or not 0 <= i < len(shape.elements):
+            return None
+        shape = shape.elements[i]
+    return shape
+
+
+def _check_aliases(module: Module, problems: _Problems) -> None:
+    """input_output_alias entries name existing outputs and parameters of equal shape."""
+    if not module.aliases or not module.has_computation(module.entry):
+        return
+    entry = module.entry_computation
+    loc = _comp_loc(entry)
+    params = {p.parameter_number: p for p in entry.instructions if p.opcode == "parameter"}
+    result = entry.root_instruction.shape if entry.has(entry.root) else None
+    seen: set[tuple[int, ...]] = set()
+    for a in module.aliases:
+        out = _index_text(a.output_index)
+        where = f"input_output_alias {out}: ({a.param_number}, {_index_text(a.param_index)})"
+        if a.output_index in seen:
+            problems.add(f"{where}: output {out} is aliased twice", loc)
+            continue
+        seen.add(a.output_index)
+        out_shape = _subshape(result, a.output_index) if result is not None else None
+        param = params.get(a.param_number)
+        in_shape = _subshape(param.shape, a.param_index) if param is not None else None
+        if result is not None and out_shape is None:
+            problems.add(f"{where}: the result {result.text(False)} has no output {out}", loc)
+        elif param is None:
+            problems.add(f"{where}: ENTRY {entry.name} has no parameter {a.param_number}", loc)
+        elif in_shape is None:
+            problems.add(f"{where}: parameter {param.name} {param.shape.text(False)} has no element "
+                         f"{_index_text(a.param_index)}", loc)
+        elif out_shape is not None and not out_shape.same_logical(in_shape):
+            problems.add(f"{where}: output {out} is {out_shape.text(False)} but parameter {param.name} "
+                         f"is {in_shape.text(False)}", loc)
 
 
 # ---------------------------------------------------------------- shapes

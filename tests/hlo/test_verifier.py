@@ -171,6 +171,16 @@ BAD = {
         "  ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add\n}\n",
         "v.hlo:11:8: error: r: reduce to_apply=add takes 1 parameter, expected 2",
     ),
+    "alias_missing_parameter": (
+        "HloModule m, input_output_alias={ {0}: (1, {}, may-alias) }\n\n"
+        "ENTRY main {\n  x = f32[2] parameter(0)\n  n = f32[2] negate(x)\n  ROOT t = (f32[2], f32[2]) tuple(n, x)\n}\n",
+        "v.hlo:3:7: error: input_output_alias {0}: (1, {}): ENTRY main has no parameter 1",
+    ),
+    "alias_shape": (
+        "HloModule m, input_output_alias={ {1}: (0, {}, may-alias) }\n\n"
+        "ENTRY main {\n  x = f32[2] parameter(0)\n  c = s32[] constant(1)\n  ROOT t = (f32[2], s32[]) tuple(x, c)\n}\n",
+        "v.hlo:3:7: error: input_output_alias {1}: (0, {}): output {1} is s32[] but parameter x is f32[2]",
+    ),
     "first_error_in_source_order": (
         H + "ENTRY main {\n  x = f32[2] parameter(0)\n  a = f32[3] negate(x)\n  ROOT b = f32[2] add(x, y)\n}\n",
         "v.hlo:5:3: error: shape mismatch: negate(f32[2]) is f32[2], declared f32[3]",
