@@ -15,6 +15,7 @@ from .errors import AotcError
 from .frontend.config import Config, load_config
 from .frontend.constants import elided_constants, resolve_constants
 from .frontend.signature import Signature, resolve_signature
+from .hlo.dtypes import from_numpy
 from .hlo.ir import Module
 from .hlo.shape import ArrayShape, leaves
 from .hlo.verifier import verify
@@ -84,8 +85,8 @@ def build_report(model: LoadedModel) -> dict[str, Any]:
                       for f in sig.feeds],
             "fetches": [{"index": f.index, "name": f.name, "instruction": f.instruction,
                          "shape_index": list(f.shape_index), **_shape_fields(f.shape)} for f in sig.fetches],
-            "bound": [{"parameter": b.param_number, "hlo_name": b.hlo_name, "shape": list(b.array.shape),
-                       "bytes": int(b.array.nbytes)} for b in sig.bound],
+            "bound": [{"parameter": b.param_number, "hlo_name": b.hlo_name, "type": from_numpy(b.array.dtype).name,
+                       "shape": list(b.array.shape), "bytes": int(b.array.nbytes)} for b in sig.bound],
         },
         "computations": [{"name": c.name, "instructions": len(c.instructions), "entry": c.name == module.entry}
                          for c in module.computations],
@@ -149,7 +150,8 @@ def format_report(report: dict[str, Any]) -> str:
                    for f in sig["fetches"]])
     if sig["bound"]:
         out.append(f"bound ({len(sig['bound'])}):")
-        out += _table([[f"parameter {b['parameter']}", b["hlo_name"], f"{b['bytes']} bytes"] for b in sig["bound"]])
+        out += _table([[f"parameter {b['parameter']}", b["hlo_name"], f"{b['type']}[{','.join(map(str, b['shape']))}]",
+                        f"{b['bytes']} bytes"] for b in sig["bound"]])
     out.append("")
     comps = report["computations"]
     out.append(f"computations ({len(comps)}):")

@@ -134,3 +134,20 @@ def test_unreadable_files(tmp_path):
     line = one_error(run("info", GRAPHSAGE, "--bind-constants", str(tmp_path / "none.npz")))
     assert line == f"{tmp_path / 'none.npz'}: error: cannot read: No such file or directory"
     assert one_error(run("info", str(tmp_path))).startswith(f"{tmp_path}: error: cannot read: ")
+
+
+def test_info_with_bound_parameter(tmp_path):
+    import numpy as np
+
+    np.savez(tmp_path / "w.npz", y=np.ones((3, 2), np.float32))
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("name: mm\ncpp_class: a::Mm\nfeeds:\n  - id: x\nfetches:\n  - id: 0\n    name: prod\n"
+                   "bound:\n  file: w.npz\n  params:\n    - id: 1\n")
+    result = run("info", str(CORPUS / "tf_matmul" / "model.opt.hlo"), "-c", str(cfg))
+    assert result.exit_code == 0, result.output
+    assert signature_line(result.stdout) == "(arg0: f32[2,3]) -> (prod: f32[2,2])"
+    assert "C prefix: mm   C++ class: a::Mm" in result.stdout
+    assert "  parameter 1  y.1  f32[3,2]  24 bytes" in result.stdout.splitlines()
+    report = json.loads(run("info", str(CORPUS / "tf_matmul" / "model.opt.hlo"), "-c", str(cfg), "--json").stdout)
+    assert report["signature"]["bound"] == [{"parameter": 1, "hlo_name": "y.1", "type": "f32", "shape": [3, 2],
+                                             "bytes": 24}]
