@@ -86,5 +86,126 @@ def info(model: str, config: str | None, elided_constants: str, bind_constants: 
         click.echo(format_report(report), nl=False)
 
 
+def target_options(fn: Callable) -> Callable:
+    fn = click.option("--cflags", "cflags", metavar="FLAGS", default="",
+                      help="Extra flags for the C compiler (one string, split on spaces).")(fn)
+    fn = click.option("--cc", "cc", metavar="CMD", default=None, envvar="CC",
+                      help="C compiler command (default: $CC when it builds for the target, else discovered).")(fn)
+    fn = click.option("--target-features", "target_features", metavar="FEATURES", default=None,
+                      help="ISA features like tfcompile's, e.g. +avx2,+fma or +neon.")(fn)
+    fn = click.option("--target-cpu", "target_cpu", metavar="CPU", default=None,
+                      help="CPU to tune for, e.g. znver4 or cortex-a76.")(fn)
+    fn = click.option("--target", "target", metavar="TARGET", default="host", show_default=True,
+                      help="host, native, x86_64, aarch64, generic, or a triple such as aarch64-linux-android.")(fn)
+    return fn
+
+
+def _compile_options(**kw) -> "CompileOptions":
+    from .options import CompileOptions
+
+    cflags = tuple((kw.pop("cflags", "") or "").split())
+    return CompileOptions(cflags=cflags, **{k: v for k, v in kw.items() if v is not None})
+
+
+def _read_inputs(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise AotcError(f"cannot read inputs: {e}", file=path) from None
+
+
+@main.command("compile")
+@model_argument
+@config_option
+@constants_options
+@target_options
+@click.option("-o", "--output", "out", metavar="PREFIX", default="libmodel", show_default=True,
+              help="Output path prefix: writes PREFIX.c, PREFIX.h, PREFIX.o.")
+@click.option("--name", "name", metavar="IDENT", default=None,
+              help="C symbol prefix (default: config `name`, else the -o basename without `lib`).")
+@click.option("--emit", "emit", metavar="KINDS", default="o", show_default=True,
+              help="Comma-separated binaries to build besides .c/.h: o, so, a (or 'none').")
+@click.option("--dump-after", "dump_after", metavar="STAGE", multiple=True,
+              help="Print the IR after a lowering stage (bind, inline, delayout, simplify, fusion, program).")
+@click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
+@_handles_errors
+def compile_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+                out, name, emit, dump_after, dump_dir) -> None:
+    """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
+    from .api import compile as aotc_compile
+
+    kinds = tuple(k for k in emit.split(",") if k and k != "none")
+    bad = [k for k in kinds if k not in ("o", "so", "a")]
+    if bad:
+        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a)")
+    opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
+                            cflags=cflags, name=name, elided_constants=elided_constants,
+                            bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
+                            dump_dir=dump_dir)
+    res = aotc_compile(model, config=config, out=out, options=opts)
+    for path in (res.h_path, res.c_path, res.obj_path, res.so_path, res.a_path):
+        if path:
+            click.echo(path)
+
+
+@main.command("run")
+@model_argument
+@config_option
+@constants_options
+@target_options
+@click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
+              help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
+@click.option("--output", "output", metavar="OUT.npz", type=click.Path(), required=True,
+              help="Where to write the fetches, keyed by fetch name.")
+@_handles_errors
+def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+            inputs, output) -> None:
+    """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator."""
+    import numpy as np
+
+    from .api import run as aotc_run
+
+    opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
+                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)
+    outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts)
+    try:
+        np.savez(output, **outs)
+    except OSError as e:
+        raise AotcError(f"cannot write output: {e.strerror or e}", file=output) from None
+
+
+@main.command("bench")
+@model_argument
+@config_option
+@constants_options
+@target_options
+@click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
+              help="Feed values (default: deterministic random inputs).")
+@click.option("--threads", "threads", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--iters", "iters", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--warmup", "warmup", type=click.IntRange(min=0), default=5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_handles_errors
+def bench_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+              inputs, threads, iters, warmup, as_json) -> None:
+    """Time the compiled function with a timing loop in C (no Python in the measured region)."""
+    from .api import bench as aotc_bench
+
+    opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
+                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)
+    res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
+                     iters=iters, warmup=warmup)
+    if as_json:
+        click.echo(json.dumps(res))
+    else:
+        click.echo(f"median {res['median_us']:.2f} us, min {res['min_us']:.2f} us "
+                   f"({res['iters']} iterations, {res['threads']} thread(s))")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -116,6 +116,8 @@ def _memory_plan(module: Module, sig: Signature) -> Any:
         rows = plan_for_info(module, sig)
     except AotcError as e:
         return {"error": e.message}
+    if isinstance(rows, dict):
+        return rows
     return [dict(r) if isinstance(r, dict) else r for r in rows] if rows is not None else None
 
 
@@ -186,7 +188,17 @@ def _plan_lines(plan: Any) -> list[str]:
         return ["memory plan: not available"]
     if isinstance(plan, dict) and "error" in plan:
         return [f"memory plan: not available ({plan['error']})"]
+    head = []
+    if isinstance(plan, dict):
+        head = [f"memory plan: arena {plan['arena_bytes']} bytes, peak live {plan['peak_bytes']} bytes, "
+                f"{plan['kernels']} kernels"]
+        plan = plan["buffers"]
+        if not plan:
+            return head
     rows = list(plan)
+    if head and rows:
+        keys = list(rows[0])
+        return head + _table([keys] + [[str(r.get(k, "")) for k in keys] for r in rows])
     if rows and all(isinstance(r, dict) for r in rows):
         keys = list(rows[0])
         return ["memory plan:"] + _table([keys] + [[str(r.get(k, "")) for k in keys] for r in rows])

@@ -1,0 +1,173 @@
+"""The Python API: `compile`, `load`, `run`, `bench`.
+
+`compile` writes `<out>.c`, `<out>.h` and the requested binaries, all or
+nothing. `load` gives a callable model through cffi (host target). `run` and
+`bench` go through the runner program, so they work for any target an
+emulator exists for; their builds are cached by content hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import __version__
+from .driver import Frontend, Generated, frontend, generate
+from .errors import AotcError
+from .options import CompileOptions
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    name: str  # C prefix of the API
+    c_path: str
+    h_path: str
+    obj_path: str | None
+    so_path: str | None
+    a_path: str | None
+    target: str
+    generated: Generated
+
+    @property
+    def program(self):
+        return self.generated.lowered.program
+
+
+def _options(options: CompileOptions | None, kw: dict) -> CompileOptions:
+    options = options or CompileOptions()
+    return replace(options, **kw) if kw else options
+
+
+def _write_all(files: dict[str, str]) -> None:
+    """Write every file or none: temporaries first, renamed into place at the end."""
+    temps = []
+    try:
+        for path, text in files.items():
+            d = os.path.dirname(os.path.abspath(path))
+            os.makedirs(d, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".aotc-", dir=d)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            temps.append((tmp, path))
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except OSError as e:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise AotcError(f"cannot write output: {e.strerror or e}", file=getattr(e, "filename", None)) from None
+
+
+def compile(model: str, config=None, out: str = "libmodel", options: CompileOptions | None = None,
+            **kw) -> CompileResult:
+    """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit)."""
+    from .toolchain.build import build_outputs
+    from .toolchain.targets import resolve_target
+
+    options = _options(options, kw)
+    target = resolve_target(options.target, options.target_cpu, options.target_features)
+    fe = frontend(model, config, options)
+    gen = generate(fe, out, options, target.banner())
+    c_path, h_path = out + ".c", out + ".h"
+    _write_all({h_path: gen.h_text, c_path: gen.c_text})
+    built = build_outputs(c_path, out, target, options)
+    return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen)
+
+
+def _cached_generate(model: str, config, options: CompileOptions):
+    """Generate C into the content-hash cache; returns (Frontend, Generated, c_path)."""
+    from .toolchain.build import cache_dir
+    from .toolchain.targets import resolve_target
+
+    target = resolve_target(options.target, options.target_cpu, options.target_features)
+    fe = frontend(model, config, options)
+    key = hashlib.sha256()
+    for part in (__version__, fe.source_text, repr(fe.signature), repr(options), target.banner()):
+        key.update(part.encode())
+    d = os.path.join(cache_dir(), key.hexdigest()[:24])
+    out = os.path.join(d, "libmodel")
+    gen = generate(fe, out, options, target.banner())
+    c_path = out + ".c"
+    if not os.path.exists(c_path):
+        _write_all({out + ".h": gen.h_text, c_path: gen.c_text})
+    return fe, gen, c_path, target
+
+
+def load(result: CompileResult | str, options: CompileOptions | None = None):
+    """A callable model (numpy in, numpy out) from a CompileResult or a `<out>` prefix path."""
+    from .toolchain.build import build_outputs
+    from .toolchain.loader import load_library
+    from .toolchain.targets import resolve_target
+
+    if isinstance(result, CompileResult):
+        prefix, name = result.c_path[:-2], result.name
+        so = result.so_path
+    else:
+        prefix = result[:-2] if result.endswith(".c") else result
+        name = _prefix_from_header(prefix + ".h")
+        so = None
+    if so is None or not os.path.exists(so):
+        opts = options or CompileOptions()
+        so = build_outputs(prefix + ".c", prefix, resolve_target("host"), replace(opts, emit=("so",)))["so"]
+    return load_library(so, name)
+
+
+def _prefix_from_header(h_path: str) -> str:
+    """The C prefix of a generated header (from its `typedef struct P_instance P_instance;`)."""
+    try:
+        with open(h_path, encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 4 and parts[:2] == ["typedef", "struct"] and parts[2].endswith("_instance"):
+                    return parts[2][: -len("_instance")]
+    except OSError as e:
+        raise AotcError(f"cannot read header: {e.strerror or e}", file=h_path) from None
+    raise AotcError("not a header generated by aotc", file=h_path)
+
+
+def _feed_arrays(fe: Frontend, inputs: dict) -> list[np.ndarray]:
+    out = []
+    known = {f.name for f in fe.signature.feeds}
+    for k in inputs:
+        if k not in known:
+            raise AotcError(f"input '{k}' is not a feed (feeds: {', '.join(sorted(known))})")
+    for f in fe.signature.feeds:
+        if f.name not in inputs:
+            raise AotcError(f"missing input for feed '{f.name}' ({f.shape.text(False)})")
+        out.append(np.asarray(inputs[f.name]))
+    return out
+
+
+def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
+        options: CompileOptions | None = None, threads: int = 1, **kw) -> dict[str, np.ndarray]:
+    """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
+    from .toolchain.runner import build_runner, run_runner
+
+    options = _options(options, kw)
+    if target is not None:
+        options = replace(options, target=target)
+    fe, gen, c_path, tgt = _cached_generate(model, config, options)
+    runner = build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path))
+    prog = gen.lowered.program
+    outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results)
+    return {r.name: a for r, a in zip(prog.results, outs)}
+
+
+def bench(model: str, config=None, inputs: dict | None = None, target: str | None = None,
+          options: CompileOptions | None = None, threads: int = 1, iters: int = 100, warmup: int = 5,
+          **kw) -> dict:
+    """Time the compiled function in C (no Python in the measured region)."""
+    from .toolchain.runner import bench_runner, build_runner
+
+    options = _options(options, kw)
+    if target is not None:
+        options = replace(options, target=target)
+    fe, gen, c_path, tgt = _cached_generate(model, config, options)
+    runner = build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path))
+    prog = gen.lowered.program
+    arrays = _feed_arrays(fe, inputs) if inputs is not None else None
+    return bench_runner(runner, tgt, iters=iters, threads=threads, warmup=warmup, inputs=arrays,
+                        arg_specs=prog.args, result_specs=prog.results)
