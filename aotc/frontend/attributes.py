@@ -192,7 +192,8 @@ def _window(lx: Lexer, key: str) -> Window:
     rank = len(fields["size"])
     for name, values in fields.items():
         if len(values) != rank:
-            raise lx.error(f"window {name} has {len(values)} dimensions, size has {rank}", where[name])
+            plural = "" if len(values) == 1 else "s"
+            raise lx.error(f"window {name} has {len(values)} dimension{plural}, size has {rank}", where[name])
     if any(v not in (0, 1) for v in fields.get("rhs_reversal", ())):
         raise lx.error("window rhs_reversal values must be 0 or 1", where["rhs_reversal"])
     dims = []

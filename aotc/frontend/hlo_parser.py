@@ -39,15 +39,21 @@ def parse_hlo_file(path: str | Path) -> Module:
         data = Path(path).read_bytes()
     except OSError as e:
         raise AotcError(f"cannot read file: {e.strerror or e}", file=str(path)) from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
+        data = data[3:]
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        offset = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        before = data[offset:e.start]
+        before = data[:e.start]
         line_start = before.rfind(b"\n") + 1
         col = len(before[line_start:].decode("utf-8", "replace")) + 1
         loc = Loc(str(path), before.count(b"\n") + 1, col)
-        source = data[offset:].decode("utf-8", "replace")
+        source = data.decode("utf-8", "replace")
+        try:  # a syntax error before the bad byte is the first error
+            parse_hlo(before.decode("utf-8"), str(path))
+        except AotcError as earlier:
+            if earlier.loc is not None and (earlier.loc.line, earlier.loc.col) < (loc.line, loc.col):
+                raise located(earlier.message, earlier.loc, source) from None
         raise located(f"invalid UTF-8 byte 0x{data[e.start]:02x}", loc, source) from None
     return parse_hlo(text, str(path))
 
@@ -337,10 +343,10 @@ class _Parser:
         dynamic: list[bool] = []
         if not lx.accept("]"):
             while True:
-                dynamic.append(lx.accept("<=") is not None)
                 pos = lx.skip()
                 if lx.text.startswith("?", pos):
                     raise lx.error("unbounded dynamic dimensions ('?') are not supported", pos)
+                dynamic.append(lx.accept("<=") is not None)
                 size, pos = lx.expect_int("a dimension size")
                 if size < 0:
                     raise lx.error(f"negative dimension size {size}", pos)

@@ -20,9 +20,15 @@ from .lexer import Lexer
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _WS = {ord(c): None for c in " \t\r\n\f\v"}
-_ELEMENT_CHARS = {ord(c): None for c in "0123456789.+-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"}
-_FLOAT_OK = re.compile(r"[-+0-9.eEnaif{},]*")
-_INT_OK = re.compile(r"[-+0-9{},]*")
+# Per element kind, the characters a number may use in the bulk path (deleted to
+# leave the skeleton of braces and commas).
+_BULK_CHARS = {
+    "float": {ord(c): None for c in "0123456789.+-eEnaif"},
+    "sint": {ord(c): None for c in "0123456789+-"},
+    "uint": {ord(c): None for c in "0123456789+"},
+    "pred": {ord(c): None for c in "01"},
+}
+_PUNCT_TO_SPACE = str.maketrans("{},", "   ")
 _LIT_TOKEN = re.compile(
     r"(?P<ws>(?:\s+|/\*.*?\*/|//[^\n]*)+)|(?P<elided>\{\.\.\.\})|(?P<p>[{},()])"
     r"|(?P<v>[-+]?nan\(0x[0-9a-fA-F]+\)|[^\s{},()/]+)|(?P<bad>/)",
@@ -81,7 +87,7 @@ def _expected_skeleton(dims: tuple[int, ...]) -> str:
 def _bulk(text: str, start: int, shape: ArrayShape) -> tuple[np.ndarray, int] | None:
     """The fast path: values and end offset, or None when unsure."""
     dt = shape.dtype
-    if not shape.dims or dt.kind in ("complex", "token") or shape.size == 0:
+    if not shape.dims or dt.kind not in _BULK_CHARS or shape.size == 0:
         return None
     end = text.find(")", start)
     if end < 0:
@@ -94,54 +100,51 @@ def _bulk(text: str, start: int, shape: ArrayShape) -> tuple[np.ndarray, int] | 
         if "/*" in body:
             return None
     compact = body.translate(_WS)
-    if not (compact.startswith("{") and compact.endswith("}")):
+    # Braces and commas exactly as the shape needs, and only number characters besides.
+    if compact.translate(_BULK_CHARS[dt.kind]) != _expected_skeleton(shape.dims):
         return None
-    if compact.translate(_ELEMENT_CHARS) != _expected_skeleton(shape.dims):
-        return None
-    count = compact.count
-    if count(",,") + count("{,") + count(",}") + count("{}"):
+    chars = np.frombuffer(compact.encode("ascii"), np.uint8)
+    opens, closes = (chars == 123) | (chars == 44), (chars == 44) | (chars == 125)
+    if (opens[:-1] & closes[1:]).any():
         return None  # an empty slot
-    if count("},") + count("}}") + 1 != count("}") or count(",{") + count("{{") + 1 != count("{"):
-        return None  # something outside a slot
-    tokens = body.replace("{", " ").replace("}", " ").replace(",", " ").split()
-    if len(tokens) != shape.size:
-        return None  # two values in one slot
+    numbers = body.translate(_PUNCT_TO_SPACE)
     try:
-        values = _convert_bulk(tokens, compact, dt)
-    except (ValueError, OverflowError, TypeError):
+        values = _convert_bulk(numbers, dt)
+    except (ValueError, OverflowError):
         return None
-    if values is None:
-        return None
+    if values is None or values.size != shape.size:
+        return None  # two numbers in one slot, or a parse that stopped early
     return values.reshape(shape.dims), end
 
 
-def _convert_bulk(tokens: list[str], compact: str, dt: DType) -> np.ndarray | None:
-    target = dt.numpy
+def _convert_bulk(numbers: str, dt: DType) -> np.ndarray | None:
     if dt.kind == "float":
-        if not _FLOAT_OK.fullmatch(compact):
-            return None
-        wide = np.array(tokens, dtype=np.float64)
+        if "-nan" in numbers:  # numpy's C text parser drops the sign of NaN
+            wide = np.array(numbers.split(), dtype=np.float64)
+        else:
+            wide = np.fromstring(numbers, dtype=np.float64, sep=" ")
         if dt.name == "f64":
             return wide
-        out = wide.astype(target)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = wide.astype(dt.numpy)
         if (np.isinf(out) & ~np.isinf(wide)).any() or (np.isnan(out) & ~np.isnan(wide)).any():
             return None  # out of range: let the walker say where
         return out
-    if dt.kind in ("sint", "uint"):
-        if not _INT_OK.fullmatch(compact):
-            return None
-        wide = np.array(tokens, dtype=np.uint64 if dt.name == "u64" else np.int64)
-        lo, hi = _int_range(dt)
-        if dt.name not in ("s64", "u64") and ((wide < lo).any() or (wide > hi).any()):
-            return None
-        return wide.astype(target)
     if dt.kind == "pred":
-        arr = np.array(tokens)
-        true = (arr == "1") | (arr == "true")
-        if not (true | (arr == "0") | (arr == "false")).all():
-            return None
-        return true
-    return None
+        wide = np.fromstring(numbers, dtype=np.int8, sep=" ")
+        return wide.astype(np.bool_) if ((wide == 0) | (wide == 1)).all() else None
+    unsigned = dt.name == "u64"
+    wide = np.fromstring(numbers, dtype=np.uint64 if unsigned else np.int64, sep=" ")
+    if unsigned:
+        saturated = (wide == np.iinfo(np.uint64).max).any()
+    else:
+        saturated = (wide == np.iinfo(np.int64).max).any() or (wide == np.iinfo(np.int64).min).any()
+    if saturated:
+        return None  # the C parser clamps overflowing values: let the walker check them
+    lo, hi = _int_range(dt)
+    if dt.name not in ("s64", "u64") and ((wide < lo).any() or (wide > hi).any()):
+        return None
+    return wide.astype(dt.numpy)
 
 
 def _int_range(dt: DType) -> tuple[int, int]:
