@@ -242,7 +242,7 @@ class XlaExecutable:
                     raise ValueError(f"parameter {i}: dtype {a.dtype} != {dt}")
             if tuple(a.shape) != shape:
                 raise ValueError(f"parameter {i}: shape {a.shape} != {shape}")
-            out.append(np.ascontiguousarray(a))
+            out.append(np.asarray(a, order="C"))
         return out
 
     def device_buffers(self, inputs):

@@ -1,0 +1,333 @@
+"""Shared machinery of the end-to-end tests: fixture loading, the comparison
+helper, the session cache of compiled models and the case parametrization.
+
+Expected values come from tests/data/{fixtures,corpus}, computed by XLA:CPU
+(tests/fixtures/gen_fixtures.py); nothing here computes them. Tests request
+`op_case`, `model_case` or `corpus_case` and are parametrized over every case
+directory by `pytest_generate_tests`.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FIXTURES = ROOT / "tests" / "data" / "fixtures"
+CORPUS = ROOT / "tests" / "data" / "corpus"
+
+# The op set aotc's core supports; a corpus case runs when its ops are a subset.
+CORE_OPS = frozenset("""
+    abs negate sign exponential exponential-minus-one log log-plus-one sqrt rsqrt cbrt tanh
+    logistic sine cosine tan erf floor ceil round-nearest-afz round-nearest-even is-finite not
+    popcnt count-leading-zeros real imag
+    add subtract multiply divide remainder power maximum minimum atan2 and or xor shift-left
+    shift-right-logical shift-right-arithmetic
+    compare select clamp convert
+    broadcast reshape transpose slice concatenate pad iota reverse dot reduce
+""".split())
+STRUCTURAL_OPS = frozenset("parameter constant tuple get-tuple-element call fusion bitcast copy "
+                           "complex".split())
+
+_NP_TYPES = {"pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32,
+             "s64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+             "u64": np.uint64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+             "f32": np.float32, "f64": np.float64, "c64": np.complex64,
+             "c128": np.complex128}
+
+
+def np_dtype(type_name: str) -> np.dtype:
+    return np.dtype(_NP_TYPES[type_name])
+
+
+def from_npz(a: np.ndarray, type_name: str | None) -> np.ndarray:
+    """An array as stored in a fixture .npz -> its real dtype (bf16 is kept as uint16 bits)."""
+    a = np.asarray(a)
+    if type_name is None:
+        return a
+    want = np_dtype(type_name)
+    if a.dtype == want:
+        return a
+    if type_name == "bf16" and a.dtype == np.uint16:
+        return a.view(want)
+    return a.astype(want)
+
+
+# ------------------------------------------------------------------ comparison
+
+def _fmt_idx(flat_index: int, shape) -> str:
+    return str(tuple(int(i) for i in np.unravel_index(flat_index, shape))) if shape else "()"
+
+
+def assert_close(actual, expected, rtol: float, atol: float, name: str,
+                 signed_zeros: bool = False) -> None:
+    """Assert one output matches XLA's.
+
+    Integers and pred must be equal. For floats: NaN positions must match, +-inf
+    must match exactly, finite values satisfy |a - e| <= atol + rtol * |e|, and
+    with signed_zeros a zero must carry XLA's sign. Complex values are checked
+    part by part. bf16 expected arrays may be given as uint16 bits."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    if expected.dtype == np.uint16 and actual.dtype.name == "bfloat16":
+        expected = expected.view(ml_dtypes.bfloat16)
+    if actual.shape != expected.shape:
+        raise AssertionError(f"{name}: shape {actual.shape} != expected {expected.shape}")
+    if actual.dtype != expected.dtype:
+        raise AssertionError(f"{name}: dtype {actual.dtype} != expected {expected.dtype}")
+    if expected.dtype.kind == "c":
+        assert_close(actual.real, expected.real, rtol, atol, name + ".real", signed_zeros)
+        assert_close(actual.imag, expected.imag, rtol, atol, name + ".imag", signed_zeros)
+        return
+    shape = expected.shape
+    a_flat, e_flat = actual.reshape(-1), expected.reshape(-1)
+    if expected.dtype.kind in "biu":
+        bad = np.flatnonzero(a_flat != e_flat)
+        if bad.size:
+            rows = ", ".join(f"{_fmt_idx(i, shape)}: got {a_flat[i]!r} want {e_flat[i]!r}"
+                             for i in bad[:6])
+            raise AssertionError(f"{name}: {bad.size} of {e_flat.size} elements differ "
+                                 f"(exact {expected.dtype}); {rows}")
+        return
+    a = a_flat.astype(np.float64)
+    e = e_flat.astype(np.float64)
+    a_nan, e_nan = np.isnan(a), np.isnan(e)
+    problems = []
+    bad_nan = np.flatnonzero(a_nan != e_nan)
+    if bad_nan.size:
+        problems.append(("NaN positions differ", bad_nan))
+    both = ~a_nan & ~e_nan
+    bad_inf = np.flatnonzero(both & (np.isinf(a) | np.isinf(e)) & (a != e))
+    if bad_inf.size:
+        problems.append(("+-inf differs", bad_inf))
+    fin = both & np.isfinite(a) & np.isfinite(e)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(fin, np.abs(a - e), 0.0)
+        bad_val = np.flatnonzero(fin & (err > atol + rtol * np.abs(e)))
+    if bad_val.size:
+        problems.append((f"outside rtol={rtol:g} atol={atol:g}", bad_val))
+    if signed_zeros:
+        bad_sz = np.flatnonzero(fin & (a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)))
+        if bad_sz.size:
+            problems.append(("sign of zero differs", bad_sz))
+    if problems:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(fin & (e != 0), err / np.abs(e), 0.0)
+        lines = [f"{name}: {expected.dtype}{list(shape)} does not match XLA "
+                 f"(max abs err {err.max() if err.size else 0:.3g}, "
+                 f"max rel err {rel.max() if rel.size else 0:.3g})"]
+        for what, idx in problems:
+            rows = ", ".join(f"{_fmt_idx(i, shape)}: got {a_flat[i]!r} want {e_flat[i]!r}"
+                             for i in idx[:6])
+            lines.append(f"  {what} at {idx.size} element(s): {rows}")
+        raise AssertionError("\n".join(lines))
+
+
+# ------------------------------------------------------------------ cases
+
+@dataclass(frozen=True)
+class FixtureCase:
+    """One directory of model.hlo, cfg.yaml, inputs.npz, expected.npz, meta.json."""
+    dir: Path
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    @property
+    def model_path(self) -> Path:
+        return self.dir / "model.hlo"
+
+    @property
+    def cfg_path(self) -> Path:
+        return self.dir / "cfg.yaml"
+
+    @cached_property
+    def meta(self) -> dict:
+        return json.loads((self.dir / "meta.json").read_text())
+
+    @cached_property
+    def cfg(self) -> dict:
+        return yaml.safe_load(self.cfg_path.read_text())
+
+    @property
+    def feeds(self) -> list[dict]:
+        return sorted(self.cfg.get("feeds", []), key=lambda f: int(f["id"]))
+
+    @property
+    def fetches(self) -> list[dict]:
+        """Fetches in root-tuple order, each with its HLO type (from meta.json)."""
+        types = {int(f["id"]): f.get("type") for f in self.meta.get("fetches", [])}
+        out = []
+        for f in sorted(self.cfg.get("fetches", []), key=lambda f: int(f["id"])):
+            out.append({**f, "type": f.get("type") or types.get(int(f["id"]))})
+        return out
+
+    @property
+    def rtol(self) -> float:
+        return float(self.meta.get("rtol", 0.0))
+
+    @property
+    def atol(self) -> float:
+        return float(self.meta.get("atol", 0.0))
+
+    @property
+    def signed_zeros(self) -> bool:
+        return bool(self.meta.get("signed_zeros", False))
+
+    def inputs(self) -> list[np.ndarray]:
+        """Feed arrays in feed order, with their real dtypes (bf16 as ml_dtypes.bfloat16)."""
+        z = np.load(self.dir / "inputs.npz")
+        return [from_npz(z[f["name"]], f.get("type")) for f in self.feeds]
+
+    def input_dict(self) -> dict[str, np.ndarray]:
+        return {f["name"]: a for f, a in zip(self.feeds, self.inputs())}
+
+    def expected(self) -> dict[str, np.ndarray]:
+        z = np.load(self.dir / "expected.npz")
+        return {f["name"]: from_npz(z[f["name"]], f.get("type")) for f in self.fetches}
+
+    def check(self, outputs, label: str = "") -> None:
+        """Compare outputs (a list in fetch order, or a dict by fetch name) with
+        expected.npz; reports every mismatching fetch at once."""
+        expected = self.expected()
+        names = [f["name"] for f in self.fetches]
+        if isinstance(outputs, dict):
+            missing = [n for n in names if n not in outputs]
+            assert not missing, f"{self.name}: missing fetches {missing}"
+            outputs = [outputs[n] for n in names]
+        outputs = list(outputs)
+        assert len(outputs) == len(names), \
+            f"{self.name}: {len(outputs)} outputs, expected {len(names)} ({names})"
+        errors = []
+        for n, got in zip(names, outputs):
+            try:
+                assert_close(got, expected[n], self.rtol, self.atol, f"{self.name}/{n}",
+                             self.signed_zeros)
+            except AssertionError as e:
+                errors.append(str(e))
+        if errors:
+            why = self.meta.get("reason", "")
+            raise AssertionError((f"[{label}] " if label else "") + "\n".join(errors)
+                                 + (f"\n(tolerance reason: {why})" if why else ""))
+
+
+def list_cases(root: Path, category: str | None = None) -> list[FixtureCase]:
+    out = []
+    if not root.is_dir():
+        return out
+    for d in sorted(root.iterdir()):
+        if not (d / "meta.json").is_file():
+            continue
+        c = FixtureCase(d)
+        if category is None or c.meta.get("category", "op") == category:
+            out.append(c)
+    return out
+
+
+def corpus_core_cases() -> list[FixtureCase]:
+    """Corpus cases whose ops are all within the core set (plus structure ops)."""
+    allowed = CORE_OPS | STRUCTURAL_OPS
+    return [c for c in list_cases(CORPUS) if set(c.meta.get("ops", [])) <= allowed]
+
+
+def live_sample(cases: list[FixtureCase], every: int = 8) -> list[FixtureCase]:
+    """A deterministic sample for the live-XLA variant: every n-th case plus a few
+    that exercise the least common paths."""
+    always = {"compare_totalorder_f32", "chain10_f32", "convert_from_f32", "logistic_op_f32",
+              "reduce_argmax_f32", "dot_bf16_preferred_f32"}
+    return [c for i, c in enumerate(cases) if i % every == 0 or c.name in always]
+
+
+# ------------------------------------------------------------------ aotc access
+
+def require_aotc(*attrs: str):
+    """The aotc module, or skip when its Python API is not there (yet)."""
+    import aotc
+    missing = [a for a in attrs if not hasattr(aotc, a)]
+    if missing:
+        pytest.skip(f"aotc Python API lacks {', '.join('aotc.' + a for a in missing)}")
+    return aotc
+
+
+def require_jax():
+    try:
+        import jax  # noqa: F401
+    except Exception as e:  # ImportError or a broken install
+        pytest.skip(f"jax is not importable ({type(e).__name__}: {e}); live XLA checks need it")
+
+
+def have_aarch64() -> tuple[bool, str]:
+    missing = [t for t in ("aarch64-linux-gnu-gcc", "qemu-aarch64") if shutil.which(t) is None]
+    return (not missing, "missing " + " and ".join(missing) if missing else "")
+
+
+class ModelCache:
+    """Compiles and loads each case once per session; failures are remembered so
+    every parametrization of a case reports the same error without recompiling."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._models: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def get(self, case: FixtureCase):
+        aotc = require_aotc("compile", "load", "CompileOptions")
+        with self._lock:
+            hit = self._models.get(case.name)
+            if hit is None:
+                try:
+                    out = self.root / case.name
+                    out.mkdir(parents=True, exist_ok=True)
+                    res = aotc.compile(str(case.model_path), config=str(case.cfg_path),
+                                       out=str(out / f"lib{case.name}"),
+                                       options=aotc.CompileOptions())
+                    hit = ("ok", aotc.load(res))
+                except Exception as e:  # reported by every test of this case
+                    hit = ("error", e)
+                self._models[case.name] = hit
+        kind, value = hit
+        if kind == "error":
+            raise AssertionError(f"{case.name}: compile/load failed: "
+                                 f"{type(value).__name__}: {value}") from value
+        return value
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory) -> ModelCache:
+    return ModelCache(tmp_path_factory.mktemp("aotc_models"))
+
+
+# ------------------------------------------------------------------ parametrization
+
+def _ids(cases):
+    return [c.name for c in cases]
+
+
+def pytest_generate_tests(metafunc):
+    if "op_case" in metafunc.fixturenames:
+        cases = list_cases(FIXTURES, "op")
+        if metafunc.definition.get_closest_marker("jax"):
+            cases = live_sample(cases)
+        metafunc.parametrize("op_case", cases, ids=_ids(cases))
+    if "model_case" in metafunc.fixturenames:
+        cases = list_cases(FIXTURES, "model")
+        metafunc.parametrize("model_case", cases, ids=_ids(cases))
+    if "fixture_case" in metafunc.fixturenames:
+        cases = list_cases(FIXTURES)
+        metafunc.parametrize("fixture_case", cases, ids=_ids(cases))
+    if "corpus_case" in metafunc.fixturenames:
+        cases = corpus_core_cases()
+        metafunc.parametrize("corpus_case", cases, ids=_ids(cases))
