@@ -1,0 +1,403 @@
+"""C toolchain discovery and invocation for a `Target`.
+
+Finds a compiler that can really build and link for the target (it compiles and
+links a probe program and checks the machine type of what came out), then runs
+compile / link / archive steps, turning every failure into one `AotcError`
+carrying the command and the compiler's (trimmed) output. It does not decide
+which flags a model needs; `build.py` and `runner.py` do.
+
+Discovery order: the caller's `cc` (from --cc or $CC; used only when it builds
+for the target, checked with `-dumpmachine` — a Clang is pointed at the target
+with `--target=`), `<triple>-gcc` (and plain `gcc`/`cc` for host targets), an
+Android NDK `<triple><api>-clang`, `clang --target=<triple>` (retried with
+`-fuse-ld=lld`), and `python -m ziglang cc -target <zig triple>` (the optional
+`ziglang` pip package). Probe results are cached for the life of the process.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import AotcError
+from .targets import Target
+
+PROBE_TIMEOUT_S = 600  # zig builds the target's libc on first use (tens of seconds)
+_MAX_OUTPUT_LINES = 40
+_MAX_OUTPUT_CHARS = 4000
+
+_PROBE_SOURCE = """\
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+static void *work(void *p) { *(double *)p = sqrt(*(double *)p); return p; }
+int main(void) {
+  double x = 2.0;
+  pthread_t t;
+  if (pthread_create(&t, NULL, work, &x) != 0) return 1;
+  pthread_join(t, NULL);
+  printf("%g\\n", x);
+  return 0;
+}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Toolchain:
+    argv: tuple[str, ...]  # compiler command prefix, e.g. ("clang", "--target=aarch64-linux-gnu")
+    kind: str  # "gcc" | "clang" | "zig"
+    target: Target
+    flags: tuple[str, ...]  # the target's ISA flags in this compiler's spelling
+    link_flags: tuple[str, ...]  # extra flags for link steps only (e.g. -fuse-ld=lld)
+    ar: tuple[str, ...]  # archiver command prefix
+    found_by: str  # how discovery found it, for messages
+    skipped: tuple[str, ...] = ()  # candidates tried before it: "what: why"
+
+    def describe(self) -> str:
+        return shlex.join(self.argv)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    label: str
+    argv: tuple[str, ...]
+    kind: str
+    found_by: str
+    check_machine: bool = False  # ask -dumpmachine before probing (the caller's cc)
+
+
+_probe_cache: dict[tuple, str | None] = {}  # (argv, flags, link_flags, triple, PATH) -> failure
+_found_cache: dict[tuple, Toolchain] = {}
+
+
+def clear_cache() -> None:
+    """Forget every probe result (tests that change PATH call this)."""
+    _probe_cache.clear()
+    _found_cache.clear()
+
+
+def system_libs(target: Target) -> tuple[str, ...]:
+    """Libraries a generated model links against (bionic has pthreads inside libc)."""
+    return ("-lm",) if target.os == "android" else ("-lm", "-lpthread")
+
+
+def zig_cc_argv() -> tuple[str, ...] | None:
+    """`python -m ziglang cc` when the ziglang package is installed, else None."""
+    if importlib.util.find_spec("ziglang") is None:
+        return None
+    return (sys.executable, "-m", "ziglang", "cc")
+
+
+def find_toolchain(target: Target, cc: str | None = None) -> Toolchain:
+    """The first working compiler for `target` in discovery order (see module doc)."""
+    key = (target, cc, os.environ.get("PATH", ""))
+    if key in _found_cache:
+        return _found_cache[key]
+    tried: list[str] = []
+    for cand in _candidates(target, cc, tried):
+        tc, why = _try_candidate(cand, target)
+        if tc is not None:
+            tc = replace(tc, skipped=tuple(tried))
+            _found_cache[key] = tc
+            return tc
+        tried.append(f"{cand.label}: {why}")
+    raise AotcError(_not_found_message(target, tried))
+
+
+def static_variant(tc: Toolchain) -> Toolchain:
+    """A toolchain able to link fully static programs: zig switches glibc for musl
+    (zig cannot link glibc statically); gcc and clang are returned unchanged."""
+    if tc.kind != "zig" or "-target" not in tc.argv:
+        return tc
+    i = tc.argv.index("-target") + 1
+    musl = tc.argv[i].replace("-gnueabihf", "-musleabihf").replace("-gnu", "-musl")
+    return replace(tc, argv=tc.argv[:i] + (musl,) + tc.argv[i + 1:])
+
+
+def compile_object(tc: Toolchain, c_path: str | os.PathLike, obj_path: str | os.PathLike,
+                   cflags: Sequence[str] = ()) -> Path:
+    """`cc <isa flags> <cflags> -c C -o OBJ`."""
+    cmd = [*tc.argv, *tc.flags, *cflags, "-c", str(c_path), "-o", str(obj_path)]
+    run_tool(cmd, f"compiling {Path(c_path).name}")
+    return Path(obj_path)
+
+
+def compile_shared(tc: Toolchain, inputs: str | os.PathLike | Iterable[str | os.PathLike],
+                   so_path: str | os.PathLike, cflags: Sequence[str] = (),
+                   libs: Sequence[str] | None = None) -> Path:
+    """A shared library from C sources and/or objects (`-shared`, then `-lm -lpthread`)."""
+    libs = system_libs(tc.target) if libs is None else libs
+    cmd = [*tc.argv, *tc.flags, *cflags, "-shared", *_paths(inputs), "-o", str(so_path),
+           *tc.link_flags, *libs]
+    run_tool(cmd, f"linking {Path(so_path).name}")
+    return Path(so_path)
+
+
+def archive_static(tc: Toolchain, obj_paths: str | os.PathLike | Iterable[str | os.PathLike],
+                   a_path: str | os.PathLike) -> Path:
+    """A static archive (`ar rcs`) of the objects, replacing any existing one."""
+    a_path = Path(a_path)
+    if a_path.exists():
+        a_path.unlink()  # `ar r` would add to a stale archive
+    run_tool([*tc.ar, "rcs", str(a_path), *_paths(obj_paths)], f"archiving {a_path.name}")
+    return a_path
+
+
+def link_executable(tc: Toolchain, inputs: str | os.PathLike | Iterable[str | os.PathLike],
+                    exe_path: str | os.PathLike, cflags: Sequence[str] = (),
+                    libs: Sequence[str] | None = None, static: bool = False) -> Path:
+    """An executable from C sources and/or objects; `static` adds `-static`."""
+    libs = system_libs(tc.target) if libs is None else libs
+    cmd = [*tc.argv, *tc.flags, *cflags, *_paths(inputs), "-o", str(exe_path), *tc.link_flags,
+           *(["-static"] if static else []), *libs]
+    run_tool(cmd, f"linking {Path(exe_path).name}")
+    return Path(exe_path)
+
+
+def run_tool(cmd: Sequence[str], what: str, timeout: float | None = None) -> str:
+    """Run a build command; its stdout on success, else an AotcError with the command
+    and the trimmed output."""
+    try:
+        proc = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, errors="replace", timeout=timeout)
+    except FileNotFoundError:
+        raise AotcError(f"{what}: '{cmd[0]}' was not found\n  $ {shlex.join(cmd)}") from None
+    except subprocess.TimeoutExpired:
+        raise AotcError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
+    if proc.returncode != 0:
+        out = trim_output(proc.stderr + proc.stdout)
+        raise AotcError(f"{what} failed (exit {proc.returncode})\n  $ {shlex.join(cmd)}"
+                        + (f"\n{out}" if out else ""))
+    return proc.stdout
+
+
+def trim_output(text: str) -> str:
+    lines = [ln.rstrip() for ln in text.strip().splitlines()]
+    extra = len(lines) - _MAX_OUTPUT_LINES
+    out = "\n".join(lines[:_MAX_OUTPUT_LINES])
+    if len(out) > _MAX_OUTPUT_CHARS:
+        out = out[:_MAX_OUTPUT_CHARS] + " …"
+    if extra > 0:
+        out += f"\n… ({extra} more lines)"
+    return out
+
+
+def _paths(p) -> list[str]:
+    if isinstance(p, (str, os.PathLike)):
+        return [str(p)]
+    return [str(x) for x in p]
+
+
+# ----------------------------------------------------------------------------- discovery
+
+def _candidates(target: Target, cc: str | None, tried: list[str]) -> Iterable[_Candidate]:
+    if cc:
+        argv = tuple(shlex.split(cc))
+        if argv:
+            yield _Candidate(f"cc '{cc}' (from --cc or $CC)", argv, _kind_of(argv), "--cc/$CC",
+                             check_machine=True)
+    prefix = target.gnu_prefix
+    yield _Candidate(f"{prefix}-gcc", (f"{prefix}-gcc",), "gcc", "PATH")
+    if target.runs_on_host:
+        yield _Candidate("gcc", ("gcc",), "gcc", "PATH")
+        yield _Candidate("cc", ("cc",), _kind_of(("cc",)), "PATH")
+    if target.os == "android":
+        ndk = _ndk_clangs(target.clang_triple)
+        if ndk:
+            yield _Candidate(ndk[0], (ndk[0],), "clang", "PATH (Android NDK)")
+        else:
+            tried.append(f"{target.clang_triple}<api>-clang: no Android NDK clang on PATH")
+    clang = ("clang", f"--target={target.clang_triple}")
+    yield _Candidate(shlex.join(clang), clang, "clang", "clang --target")
+    zig = zig_cc_argv()
+    zig_label = f"zig cc -target {target.zig_triple}"
+    if zig is None:
+        tried.append(f"{zig_label}: the ziglang package is not installed")
+    else:
+        yield _Candidate(zig_label, zig + ("-target", target.zig_triple), "zig", "ziglang")
+
+
+def _try_candidate(cand: _Candidate, target: Target) -> tuple[Toolchain | None, str]:
+    argv = cand.argv
+    if _which(argv[0]) is None:
+        return None, "not found on PATH"
+    if cand.kind == "zig" and "-target" not in argv:
+        argv = argv + ("-target", target.zig_triple)
+    elif cand.check_machine:
+        machine = _dumpmachine(argv)
+        if machine is None:
+            return None, "does not answer -dumpmachine"
+        if not _machine_matches(machine, target):
+            if cand.kind != "clang":
+                return None, f"builds for {machine}, not {target.triple}"
+            argv = argv + (f"--target={target.clang_triple}",)
+    flags = target.flags_for(cand.kind)
+    why = _probe(argv, flags, (), target)
+    link_flags: tuple[str, ...] = ()
+    if why is not None and cand.kind == "clang" and _which("ld.lld"):
+        if _probe(argv, flags, ("-fuse-ld=lld",), target) is None:
+            why, link_flags = None, ("-fuse-ld=lld",)
+    if why is not None:
+        return None, why
+    tc = Toolchain(argv=argv, kind=cand.kind, target=target, flags=flags, link_flags=link_flags,
+                   ar=_archiver(argv, cand.kind, target), found_by=cand.found_by)
+    return tc, ""
+
+
+def _probe(argv: tuple[str, ...], flags: tuple[str, ...], link_flags: tuple[str, ...],
+           target: Target) -> str | None:
+    """None when `argv` compiles and links a threaded libm program for `target`,
+    else why not (one short line)."""
+    key = (argv, flags, link_flags, target.triple, target.machine_arch,
+           os.environ.get("PATH", ""))
+    if key in _probe_cache:
+        return _probe_cache[key]
+    with tempfile.TemporaryDirectory(prefix="aotc-probe-") as d:
+        src, exe = Path(d) / "probe.c", Path(d) / "probe"
+        src.write_text(_PROBE_SOURCE)
+        cmd = [*argv, *flags, str(src), "-o", str(exe), *link_flags, *system_libs(target)]
+        why = None
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  errors="replace", timeout=PROBE_TIMEOUT_S, cwd=d)
+            if proc.returncode != 0:
+                why = f"cannot build a test program: {_first_error(proc.stdout)}"
+            else:
+                arch = binary_arch(exe)
+                if arch is not None and arch != target.machine_arch:
+                    why = f"produced {arch} code, not {target.machine_arch}"
+        except FileNotFoundError:
+            why = "not found on PATH"
+        except subprocess.TimeoutExpired:
+            why = f"test build timed out after {PROBE_TIMEOUT_S} s"
+        except OSError as e:
+            why = f"cannot run: {e}"
+    _probe_cache[key] = why
+    return why
+
+
+def _first_error(output: str) -> str:
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower() or "cannot find" in ln or "not found" in ln:
+            return ln[:300]
+    return (lines[0][:300] if lines else "exit status non-zero, no output")
+
+
+def _dumpmachine(argv: tuple[str, ...]) -> str | None:
+    try:
+        proc = subprocess.run([*argv, "-dumpmachine"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = proc.stdout.strip().splitlines()
+    return out[0].strip() if proc.returncode == 0 and out else None
+
+
+def _machine_matches(machine: str, target: Target) -> bool:
+    parts = machine.lower().split("-")
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(parts[0], parts[0])
+    if arch.startswith("arm") and arch != "arm64":
+        arch = "arm"
+    if "android" in machine:
+        os_name = "android"
+    elif "darwin" in machine or "apple" in machine or "macos" in machine:
+        os_name = "darwin"
+    else:
+        os_name = "linux"
+    return arch == target.machine_arch and os_name == target.os
+
+
+def _kind_of(argv: tuple[str, ...]) -> str:
+    names = [os.path.basename(a) for a in argv]
+    if "ziglang" in argv or any(n == "zig" or n.startswith("zig.") for n in names):
+        return "zig"
+    try:
+        proc = subprocess.run([*argv, "--version"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace", timeout=60)
+        text = proc.stdout.lower()
+    except (OSError, subprocess.TimeoutExpired):
+        text = ""
+    return "clang" if "clang" in text else "gcc"
+
+
+def _which(cmd: str) -> str | None:
+    if os.sep in cmd:
+        return cmd if os.access(cmd, os.X_OK) else None
+    return shutil.which(cmd)
+
+
+def _ndk_clangs(clang_triple: str) -> list[str]:
+    """Android NDK compiler drivers on PATH, newest API level first."""
+    found = set()
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        for p in glob.glob(os.path.join(d, f"{clang_triple}[0-9]*-clang")):
+            found.add(os.path.basename(p))
+
+    def api(name: str) -> int:
+        digits = name[len(clang_triple):].split("-")[0]
+        return int(digits) if digits.isdigit() else 0
+    return sorted(found, key=api, reverse=True)
+
+
+def _archiver(argv: tuple[str, ...], kind: str, target: Target) -> tuple[str, ...]:
+    if kind == "zig":
+        cut = argv.index("cc") if "cc" in argv else len(argv)
+        return argv[:cut] + ("ar",)
+    options: list[str] = []
+    base = os.path.basename(argv[0])
+    if kind == "gcc" and base.endswith("gcc"):
+        options.append(os.path.join(os.path.dirname(argv[0]), base[:-3] + "ar"))
+    if kind == "clang":
+        options.append("llvm-ar")
+        if base.startswith("clang-"):
+            options.append("llvm-ar-" + base[len("clang-"):])
+    options += [f"{target.gnu_prefix}-ar", "ar"]
+    for opt in options:
+        if _which(opt) if os.sep in opt else shutil.which(opt):
+            return (opt,)
+    return ("ar",)
+
+
+def binary_arch(path: str | os.PathLike) -> str | None:
+    """The machine of an ELF or Mach-O file ("x86_64", "aarch64", ...), None if unknown."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if head[:4] == b"\x7fELF" and len(head) >= 20:
+        order = "little" if head[5] == 1 else "big"
+        machine = int.from_bytes(head[18:20], order)
+        return {62: "x86_64", 183: "aarch64", 40: "arm", 243: "riscv64", 3: "i386"}.get(machine)
+    if head[:4] == b"\xcf\xfa\xed\xfe" and len(head) >= 8:
+        cpu = int.from_bytes(head[4:8], "little")
+        return {0x01000007: "x86_64", 0x0100000C: "aarch64"}.get(cpu)
+    return None
+
+
+def _not_found_message(target: Target, tried: list[str]) -> str:
+    lines = [f"no working C compiler for target {target.name} ({target.triple}). Tried:"]
+    lines += [f"  - {t}" for t in tried]
+    lines.append("Install one, for example:")
+    if target.os == "linux":
+        if target.runs_on_host:
+            lines.append("  apt-get install gcc            (Debian/Ubuntu; or clang)")
+        else:
+            lines.append(f"  apt-get install gcc-{target.gnu_prefix}   (Debian/Ubuntu cross gcc)")
+        lines.append("  pip install ziglang            (zig cc: cross-compiles to any Linux)")
+    elif target.os == "android":
+        lines.append("  the Android NDK, with toolchains/llvm/prebuilt/<host>/bin on PATH")
+    elif target.os == "darwin":
+        lines.append("  pip install ziglang            (zig cc ships the macOS headers)")
+        lines.append("  or build on macOS with Xcode's clang")
+    lines.append(f"or pass --cc (or set CC to) a compiler for {target.triple}.")
+    return "\n".join(lines)
