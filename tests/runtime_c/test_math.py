@@ -1,0 +1,850 @@
+"""aotc_math.h helpers against XLA:CPU's documented semantics.
+
+Expected values come from independent Python references: exact integer
+arithmetic with explicit wrapping, exact rational rounding to binary formats
+(``round_to_format``), numpy/ml_dtypes where they agree with XLA, and the edge
+cases listed in docs/xla-semantics.md.  ``math_groups()`` is also used by
+test_warnings.py to run the same inputs through a sanitizer build.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from .conftest import CVT_TYPES, FLOAT_TYPES, INT_TYPES
+
+BITS = {"pred": 8, "s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32,
+        "u64": 64, "f32": 32, "f64": 64}
+NAN = float("nan")
+INF = float("inf")
+
+
+def signed(t: str) -> bool:
+    return t.startswith("s")
+
+
+def wrap(v: int, t: str) -> int:
+    """v reduced modulo 2^bits into the range of integer type t."""
+    b = BITS[t]
+    m = v & ((1 << b) - 1)
+    return m - (1 << b) if signed(t) and m >> (b - 1) else m
+
+
+def int_min(t: str) -> int:
+    return -(1 << (BITS[t] - 1)) if signed(t) else 0
+
+
+def int_max(t: str) -> int:
+    return (1 << (BITS[t] - 1)) - 1 if signed(t) else (1 << BITS[t]) - 1
+
+
+def f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f64_bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def bits_f32(u: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", u))[0]
+
+
+def bits_f64(u: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", u))[0]
+
+
+def round_to_format(x, ebits: int, mbits: int) -> float:
+    """x (float or Fraction) rounded to nearest-even in a binary format with
+    `ebits` exponent and `mbits` mantissa bits; subnormals kept, overflow to
+    inf, NaN and signed zeros kept.  Exact (rational arithmetic)."""
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x) or x == 0:
+            return x
+        q = Fraction(x)
+    else:
+        q = x
+        if q == 0:
+            return 0.0
+    neg = q < 0
+    q = abs(q)
+    bias = (1 << (ebits - 1)) - 1
+    emin = 1 - bias
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e, emin)
+    ulp = Fraction(2) ** (e - mbits)
+    n, rem = divmod(q, ulp)
+    n = int(n)
+    if rem * 2 > ulp or (rem * 2 == ulp and n & 1):
+        n += 1
+    r = n * ulp
+    max_finite = (2 - Fraction(2) ** -mbits) * Fraction(2) ** bias
+    v = INF if r > max_finite else float(r)
+    return -v if neg else v
+
+
+def to_f32(x) -> float:
+    return round_to_format(x, 8, 23)
+
+
+def to_f64(x) -> float:
+    return round_to_format(x, 11, 52)
+
+
+# ------------------------------------------------------------------ groups
+
+@dataclass
+class Group:
+    """One helper applied to many argument tuples, with expected results.
+    cmp: "exact" (bitwise; any NaN matches a NaN), or "ulp:N"."""
+    fn: str
+    ret: str
+    args: tuple[str, ...]
+    rows: list[tuple]
+    expected: list
+    cmp: str = "exact"
+
+
+def result_key(v, t: str) -> tuple:
+    """Normalises a value of aotc type t for comparison."""
+    if t in ("f32", "f64"):
+        v = float(v)
+        if math.isnan(v):
+            return ("nan",)
+        return ("bits", f32_bits(v) if t == "f32" else f64_bits(v))
+    return ("int", wrap(int(v), t) if t != "pred" else int(v))
+
+
+def ordered(v: float, t: str) -> int:
+    """Monotonic integer image of a float (for ULP distances)."""
+    u = f32_bits(v) if t == "f32" else f64_bits(v)
+    sign = 1 << (BITS[t] - 1)
+    return -(u & (sign - 1)) if u & sign else u
+
+
+def check_group(g: Group, got: list) -> None:
+    bad = []
+    for row, exp, res in zip(g.rows, g.expected, got):
+        if g.cmp.startswith("ulp:") and not (isinstance(exp, float) and math.isnan(exp)):
+            tol = int(g.cmp[4:])
+            ok = (not math.isnan(res) and
+                  (math.isinf(exp) and res == exp or
+                   not math.isinf(exp) and abs(ordered(res, g.ret) - ordered(exp, g.ret)) <= tol))
+        else:
+            ok = result_key(res, g.ret) == result_key(exp, g.ret)
+        if not ok:
+            bad.append(f"{g.fn}{row} = {res!r}, expected {exp!r}")
+    assert not bad, f"{len(bad)} mismatches:\n" + "\n".join(bad[:40])
+
+
+def call_group(lib, g: Group) -> list:
+    f = getattr(lib, g.fn)
+    return [f(*row) for row in g.rows]
+
+
+# ------------------------------------------------------------------ integers
+
+def int_edge_values(t: str) -> list[int]:
+    b = BITS[t]
+    raw = [0, 1, 2, 3, 7, b - 1, b, b + 1, 100, -1, -2, -3, -7, int_min(t), int_min(t) + 1,
+           int_max(t), int_max(t) - 1, 1 << (b - 1), (1 << (b - 1)) - 1]
+    return sorted({wrap(v, t) for v in raw})
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _signed_view(v: int, t: str) -> int:
+    return wrap(v, "s" + t[1:])
+
+
+def ref_int_pow(base: int, exponent: int, t: str) -> int:
+    """XLA:CPU integer power: square-and-multiply over the low six exponent
+    bits; negative exponent (signed view of the bits) -> 1 / +-1 / 0."""
+    sb, se = _signed_view(base, t), _signed_view(exponent, t)
+    if se < 0:
+        if sb == 1:
+            return 1
+        if sb == -1:
+            return wrap(-1 if se & 1 else 1, t)
+        return 0
+    acc, b, e = 1, base, exponent & 63
+    while e:
+        if e & 1:
+            acc = wrap(acc * b, t)
+        b = wrap(b * b, t)
+        e >>= 1
+    return wrap(acc, t)
+
+
+def ref_int_binary(op: str, a: int, b: int, t: str) -> int:
+    nb = BITS[t]
+    mask = (1 << nb) - 1
+    ones = wrap(-1, t)
+    if op == "add":
+        return wrap(a + b, t)
+    if op == "sub":
+        return wrap(a - b, t)
+    if op == "mul":
+        return wrap(a * b, t)
+    if op == "div":
+        return ones if b == 0 else wrap(_tdiv(a, b), t)
+    if op == "rem":
+        return a if b == 0 else wrap(a - b * _tdiv(a, b), t)
+    if op == "pow":
+        return ref_int_pow(a, b, t)
+    if op == "max":
+        return max(a, b)
+    if op == "min":
+        return min(a, b)
+    n = b & mask  # shift amounts are read as unsigned
+    if op == "shl":
+        return 0 if n >= nb else wrap(a << n, t)
+    if op == "shr_logical":
+        return 0 if n >= nb else wrap((a & mask) >> n, t)
+    if op == "shr_arith":
+        sa = _signed_view(a, t)
+        return wrap(sa >> min(n, nb - 1), t)
+    if op == "and":
+        return wrap(a & b, t)
+    if op == "or":
+        return wrap(a | b, t)
+    if op == "xor":
+        return wrap(a ^ b, t)
+    raise KeyError(op)
+
+
+def ref_int_unary(op: str, a: int, t: str) -> int:
+    nb = BITS[t]
+    mask = (1 << nb) - 1
+    if op == "neg":
+        return wrap(-a, t)
+    if op == "abs":
+        return wrap(abs(a), t)
+    if op == "sign":
+        return (a > 0) - (a < 0)
+    if op == "popcnt":
+        return bin(a & mask).count("1")
+    if op == "clz":
+        return nb - (a & mask).bit_length()
+    if op == "not":
+        return wrap(~a, t)
+    raise KeyError(op)
+
+
+INT_BINARY_OPS = ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "shl", "shr_logical",
+                  "shr_arith", "and", "or", "xor")
+INT_UNARY_OPS = ("neg", "abs", "sign", "popcnt", "clz", "not")
+
+
+def int_groups() -> list[Group]:
+    out = []
+    for t in INT_TYPES:
+        vals = int_edge_values(t)
+        pairs = [(a, b) for a in vals for b in vals]
+        for op in INT_BINARY_OPS:
+            out.append(Group(f"aotc_{op}_{t}", t, (t, t), pairs,
+                             [ref_int_binary(op, a, b, t) for a, b in pairs]))
+        for op in INT_UNARY_OPS:
+            out.append(Group(f"aotc_{op}_{t}", t, (t,), [(a,) for a in vals],
+                             [ref_int_unary(op, a, t) for a in vals]))
+        triples = [(lo, x, hi) for lo in vals[:3] for x in vals for hi in vals[-3:]]
+        out.append(Group(f"aotc_clamp_{t}", t, (t, t, t), triples,
+                         [min(max(x, lo), hi) for lo, x, hi in triples]))
+    return out
+
+
+# ------------------------------------------------------------------ floats
+
+def float_edge_values(t: str) -> list[float]:
+    big = 3.4028234663852886e38 if t == "f32" else 1.7976931348623157e308
+    tiny = 1.401298464324817e-45 if t == "f32" else 5e-324
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.0, -7.25, 1e-30, -1e-30,
+            tiny, -tiny, big, -big, INF, -INF, NAN, -NAN, 0.49999997, 100.0, 1e10]
+    return [to_f32(v) if t == "f32" else v for v in vals]
+
+
+def _fmax(a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if a == b == 0:
+        return a if math.copysign(1, a) > 0 else b
+    return max(a, b)
+
+
+def _fmin(a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if a == b == 0:
+        return a if math.copysign(1, a) < 0 else b
+    return min(a, b)
+
+
+def _exact_binary(op: str, a: float, b: float, rnd: Callable) -> float:
+    """IEEE result of a correctly rounded operation, via rationals."""
+    if any(math.isnan(v) or math.isinf(v) for v in (a, b)) or (op == "div" and b == 0):
+        with np.errstate(all="ignore"):
+            return float({"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                          "div": np.divide}[op](np.float64(a), np.float64(b)))
+    fa, fb = Fraction(a), Fraction(b)
+    r = {"add": fa + fb, "sub": fa - fb, "mul": fa * fb, "div": fa / fb if b else None}[op]
+    if r == 0:  # signed zero rules of IEEE 754 (round to nearest)
+        if op in ("mul", "div"):
+            return -0.0 if (math.copysign(1, a) * math.copysign(1, b)) < 0 else 0.0
+        both_neg = math.copysign(1, a) < 0 and math.copysign(1, b if op == "add" else -b) < 0
+        return -0.0 if both_neg else 0.0
+    return rnd(r)
+
+
+def _sign(x: float) -> float:
+    if math.isnan(x):
+        return x
+    if x == 0:
+        return x
+    return math.copysign(1.0, x)
+
+
+def _round_afz(x: float) -> float:
+    if math.isnan(x) or math.isinf(x):
+        return x
+    r = float(math.floor(abs(Fraction(x)) + Fraction(1, 2)))
+    return math.copysign(r, x)
+
+
+def _round_even(x: float) -> float:
+    if math.isnan(x) or math.isinf(x):
+        return x
+    return math.copysign(float(round(Fraction(x))), x)  # Fraction rounds half to even
+
+
+def _fmod(a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
+        return NAN
+    if math.isinf(b):
+        return a
+    return math.fmod(a, b)
+
+
+def _sqrt(x: float, rnd: Callable) -> float:
+    if math.isnan(x) or x < 0:
+        return NAN
+    if x == 0 or math.isinf(x):
+        return x
+    # correctly rounded: integer square root on a scaled value
+    q = Fraction(x)
+    scale = max(0, (240 - q.numerator.bit_length() + q.denominator.bit_length()) // 2 + 1)
+    n = math.isqrt(q.numerator * 4 ** scale // q.denominator)
+    lo = Fraction(n, 2 ** scale)
+    return rnd(lo + Fraction(1, 2 ** (scale + 1)))  # between n and n+1: never a tie
+
+
+def float_exact_groups() -> list[Group]:
+    out = []
+    for t in FLOAT_TYPES:
+        rnd = to_f32 if t == "f32" else to_f64
+        vals = float_edge_values(t)
+        pairs = [(a, b) for a in vals for b in vals]
+        for op in ("add", "sub", "mul", "div"):
+            out.append(Group(f"aotc_{op}_{t}", t, (t, t), pairs,
+                             [_exact_binary(op, a, b, rnd) for a, b in pairs]))
+        out.append(Group(f"aotc_max_{t}", t, (t, t), pairs, [_fmax(a, b) for a, b in pairs]))
+        out.append(Group(f"aotc_min_{t}", t, (t, t), pairs, [_fmin(a, b) for a, b in pairs]))
+        out.append(Group(f"aotc_rem_{t}", t, (t, t), pairs, [_fmod(a, b) for a, b in pairs]))
+        one = [(a,) for a in vals]
+        for op, f in (("neg", lambda x: -x), ("abs", abs), ("sign", _sign),
+                      ("round_afz", _round_afz), ("round_even", _round_even),
+                      ("floor", lambda x: x if not math.isfinite(x) else math.copysign(float(math.floor(x)), x)),
+                      ("ceil", lambda x: x if not math.isfinite(x) else math.copysign(float(math.ceil(x)), x)),
+                      ("sqrt", lambda x: _sqrt(x, rnd))):
+            out.append(Group(f"aotc_{op}_{t}", t, (t,), one, [f(a) for a, in one]))
+        out.append(Group(f"aotc_is_finite_{t}", "pred", (t,), one,
+                         [int(math.isfinite(a)) for a, in one]))
+        out.append(Group(f"aotc_is_nan_{t}", "pred", (t,), one, [int(math.isnan(a)) for a, in one]))
+        triples = [(-1.0, x, 1.0) for x in vals] + [(NAN, 0.0, 1.0), (0.0, 0.5, NAN)]
+        out.append(Group(f"aotc_clamp_{t}", t, (t, t, t), triples,
+                         [_fmin(_fmax(x, lo), hi) for lo, x, hi in triples]))
+    return out
+
+
+LIBM_INPUTS = [-10.0, -3.5, -1.0, -0.75, -1e-3, -1e-10, 0.0, -0.0, 1e-10, 1e-3, 0.5, 1.0, 2.0,
+               3.5, 10.0, 30.0, INF, -INF, NAN]
+
+
+def _m(f: Callable) -> Callable:
+    def g(*a):
+        try:
+            return f(*a)
+        except (ValueError, ZeroDivisionError):
+            return NAN
+        except OverflowError:
+            return INF
+    return g
+
+
+def _logistic(x: float) -> float:
+    if math.isnan(x):
+        return x
+    if x < -745:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else math.exp(x)
+
+
+def _cbrt(x: float) -> float:
+    q = abs(Fraction(x))
+    r = Fraction(abs(x) ** (1 / 3))
+    for _ in range(2):  # Newton steps in exact arithmetic
+        r = r - (r ** 3 - q) / (3 * r * r)
+    return math.copysign(to_f64(r), x)
+
+
+def _rsqrt(x: float) -> float:
+    if math.isnan(x) or x < 0:
+        return NAN
+    if x == 0:
+        return math.copysign(INF, x)
+    if math.isinf(x):
+        return 0.0
+    return 1.0 / math.sqrt(x)
+
+
+LIBM_UNARY = {
+    "exp": _m(math.exp), "expm1": _m(math.expm1), "log": _m(lambda x: -INF if x == 0 else math.log(x)),
+    "log1p": _m(lambda x: -INF if x == -1 else math.log1p(x)), "tanh": math.tanh,
+    "sin": _m(math.sin), "cos": _m(math.cos), "tan": _m(math.tan), "erf": math.erf,
+    "cbrt": lambda x: x if x == 0 or not math.isfinite(x) else _cbrt(x),
+    "logistic": _logistic, "rsqrt": _rsqrt,
+}
+
+
+def float_libm_groups() -> list[Group]:
+    out = []
+    for t in FLOAT_TYPES:
+        rnd = to_f32 if t == "f32" else float
+        cast = to_f32 if t == "f32" else float
+        xs = [cast(x) for x in LIBM_INPUTS]
+        for op, f in LIBM_UNARY.items():
+            rows = [(x,) for x in xs if not (op in ("tan",) and abs(x) > 5)]
+            exp = []
+            for (x,) in rows:
+                with np.errstate(all="ignore"):
+                    v = f(x)
+                exp.append(v if math.isnan(v) or math.isinf(v) else rnd(v))
+            out.append(Group(f"aotc_{op}_{t}", t, (t,), rows, exp, "ulp:4"))
+        pairs = [(cast(a), cast(b)) for a in (-2.0, -0.5, 0.0, 0.5, 2.0, 3.0, 10.0)
+                 for b in (-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 7.0)]
+        out.append(Group(f"aotc_pow_{t}", t, (t, t), pairs,
+                         [rnd(_m(math.pow)(a, b)) if not (a == 0 and b < 0) else INF
+                          for a, b in pairs], "ulp:4"))
+        out.append(Group(f"aotc_atan2_{t}", t, (t, t), pairs,
+                         [rnd(math.atan2(a, b)) for a, b in pairs], "ulp:4"))
+    return out
+
+
+# ------------------------------------------------------------------ conversions
+
+def cvt_inputs(src: str) -> list:
+    if src == "pred":
+        return [0, 1]
+    if src in INT_TYPES:
+        return int_edge_values(src)
+    vals = float_edge_values(src) + [-0.7, 0.7, 127.9, 128.0, -128.5, -129.0, 255.5, 256.0,
+                                     65535.9, 65536.0, 2147483520.0, 2147483648.0, -2147483648.0,
+                                     -2147483904.0, 4294967040.0, 4294967296.0,
+                                     9.223371487098962e18, 9.223372036854775807e18,
+                                     -9.223372036854775808e18, 1.8446742974197924e19,
+                                     1.8446744073709552e19, 1e-40, 3.4e38, 1e39, 16777217.0]
+    return [to_f32(v) if src == "f32" else v for v in vals]
+
+
+def ref_cvt(x, src: str, dst: str):
+    if dst == "pred":
+        return int(x != 0 or (isinstance(x, float) and math.isnan(x)))
+    if src == "pred":
+        x = int(x != 0)
+    if dst in INT_TYPES:
+        if isinstance(x, float):
+            if math.isnan(x):
+                return 0
+            if math.isinf(x):
+                return int_max(dst) if x > 0 else int_min(dst)
+            return min(max(math.trunc(x), int_min(dst)), int_max(dst))
+        return wrap(x, dst)
+    if dst == "f32":
+        if isinstance(x, float):
+            return to_f32(x)
+        return to_f32(Fraction(x)) if x else 0.0
+    return float(x) if isinstance(x, float) else to_f64(Fraction(x))
+
+
+def cvt_groups() -> list[Group]:
+    out = []
+    for a in CVT_TYPES:
+        xs = cvt_inputs(a)
+        for b in CVT_TYPES:
+            out.append(Group(f"aotc_cvt_{a}_{b}", b, (a,), [(x,) for x in xs],
+                             [ref_cvt(x, a, b) for x in xs]))
+    return out
+
+
+def complex_groups() -> list[Group]:
+    return []  # complex results are structs; tested directly in test_complex
+
+
+def math_groups() -> list[Group]:
+    """All scalar helper cases (also run through the sanitizer driver)."""
+    return int_groups() + float_exact_groups() + float_libm_groups() + cvt_groups()
+
+
+# ================================================================== tests
+
+def _gid(g: Group) -> str:
+    return g.fn
+
+
+@pytest.mark.parametrize("group", int_groups(), ids=_gid)
+def test_int_helpers(rt, group):
+    check_group(group, call_group(rt.lib, group))
+
+
+@pytest.mark.parametrize("group", float_exact_groups(), ids=_gid)
+def test_float_exact_helpers(rt, group):
+    check_group(group, call_group(rt.lib, group))
+
+
+@pytest.mark.parametrize("group", float_libm_groups(), ids=_gid)
+def test_float_libm_helpers(rt, group):
+    check_group(group, call_group(rt.lib, group))
+
+
+@pytest.mark.parametrize("group", cvt_groups(), ids=_gid)
+def test_conversions(rt, group):
+    check_group(group, call_group(rt.lib, group))
+
+
+@pytest.mark.parametrize("t", INT_TYPES)
+def test_int_documented_edges(rt, t):
+    lib = rt.lib
+    lo, hi = int_min(t), int_max(t)
+    ones = wrap(-1, t)
+    f = lambda op: getattr(lib, f"aotc_{op}_{t}")  # noqa: E731
+    assert f("div")(5, 0) == ones and f("div")(0, 0) == ones
+    assert f("rem")(5, 0) == 5
+    assert f("shl")(1, BITS[t]) == 0 and f("shr_logical")(hi, BITS[t]) == 0
+    if signed(t):
+        assert f("abs")(lo) == lo and f("neg")(lo) == lo
+        assert f("div")(lo, -1) == lo and f("rem")(lo, -1) == 0
+        assert f("div")(-7, 2) == -3 and f("rem")(-7, 2) == -1
+        assert f("shr_arith")(-8, BITS[t]) == -1 and f("shr_arith")(-8, -1) == -1
+        assert f("shr_arith")(8, 100 % (1 << (BITS[t] - 1))) == (8 >> 100 if BITS[t] > 100 else 0)
+        assert f("add")(hi, 1) == lo and f("mul")(hi, 2) == -2
+        assert f("pow")(-1, -3) == -1 and f("pow")(-1, -4) == 1 and f("pow")(1, -7) == 1
+        assert f("pow")(2, -1) == 0
+    else:
+        assert f("div")(hi, 0) == hi  # all ones
+        assert f("abs")(hi) == hi
+        assert f("shr_arith")(hi, BITS[t]) == hi  # sign fill of the top bit
+    assert f("pow")(3, 64) == 1 and f("pow")(5, 65) == 5 and f("pow")(2, 0) == 1
+    assert f("popcnt")(ones) == BITS[t] and f("clz")(0) == BITS[t] and f("clz")(1) == BITS[t] - 1
+
+
+@pytest.mark.parametrize("t", FLOAT_TYPES)
+def test_float_documented_edges(rt, t):
+    """The special values listed in docs/xla-semantics.md."""
+    lib = rt.lib
+    f = lambda op: getattr(lib, f"aotc_{op}_{t}")  # noqa: E731
+    neg = lambda x: math.copysign(1, x) < 0  # noqa: E731
+    assert math.isnan(f("max")(NAN, 1.0)) and math.isnan(f("max")(1.0, NAN))
+    assert math.isnan(f("min")(NAN, 1.0)) and math.isnan(f("min")(1.0, NAN))
+    assert not neg(f("max")(-0.0, 0.0)) and not neg(f("max")(0.0, -0.0))
+    assert neg(f("min")(0.0, -0.0)) and neg(f("min")(-0.0, 0.0))
+    assert math.isnan(f("clamp")(0.0, NAN, 1.0))
+    assert math.isnan(f("rem")(1.0, 0.0)) and math.isnan(f("rem")(INF, 2.0))
+    assert f("rem")(3.0, INF) == 3.0 and neg(f("rem")(-0.0, 1.0)) and f("rem")(-5.5, 2.0) == -1.5
+    assert neg(f("round_afz")(-0.0)) and neg(f("round_even")(-0.0)) and neg(f("round_even")(-0.5))
+    assert f("round_afz")(2.5) == 3.0 and f("round_even")(2.5) == 2.0 and f("round_afz")(-2.5) == -3.0
+    assert f("rsqrt")(-0.0) == -INF and f("rsqrt")(0.0) == INF and neg(f("sqrt")(-0.0))
+    assert f("pow")(0.0, -1.0) == INF and neg(f("pow")(-0.0, 1.0)) and f("pow")(1.0, NAN) == 1.0
+    assert f("pow")(NAN, 0.0) == 1.0 and math.isnan(f("pow")(-8.0, 1.0 / 3.0))
+    assert f("atan2")(0.0, -0.0) == pytest.approx(math.pi) and f("atan2")(-0.0, -1.0) == pytest.approx(-math.pi)
+    assert f("atan2")(-0.0, 1.0) == 0.0 and neg(f("atan2")(-0.0, 1.0))
+    assert f("tanh")(1e-30) == pytest.approx(1e-30, rel=1e-6)
+    assert f("expm1")(1e-10) == pytest.approx(1e-10, rel=1e-6)
+    assert f("log1p")(1e-10) == pytest.approx(1e-10, rel=1e-6)
+    assert math.isnan(f("sign")(NAN)) and neg(f("sign")(-0.0)) and f("sign")(-3.0) == -1.0
+    assert f("logistic")(-1000.0) == 0.0 and f("logistic")(1000.0) == 1.0 and f("logistic")(0.0) == 0.5
+    assert f("is_finite")(INF) == 0 and f("is_finite")(NAN) == 0 and f("is_finite")(-0.0) == 1
+
+
+@pytest.mark.parametrize("t", FLOAT_TYPES)
+def test_totalorder(rt, t):
+    """Keys order -NaN < -inf < ... < -0 < +0 < ... < inf < NaN."""
+    if t == "f32":
+        big, tiny = 3.4028234663852886e38, 1.401298464324817e-45
+        # quiet NaNs only: passing through a Python float quiets signalling ones
+        nan_bits = [0xFFC00001, 0xFFC00000, 0x7FC00000, 0x7FC00001]
+        mk = bits_f32
+    else:
+        big, tiny = 1.7976931348623157e308, 5e-324
+        nan_bits = [0xFFF8000000000001, 0xFFF8000000000000, 0x7FF8000000000000,
+                    0x7FF8000000000001]
+        mk = bits_f64
+    f = getattr(rt.lib, f"aotc_totalorder_{t}")
+    order = [mk(nan_bits[0]), mk(nan_bits[1]), -INF, -big, -1.0, -tiny, -0.0, 0.0, tiny, 1.0,
+             big, INF, mk(nan_bits[2]), mk(nan_bits[3])]
+    keys = [f(x) for x in order]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys), keys
+
+
+# ------------------------------------------------------------------ half precision
+
+def _as_bits16(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint16)
+
+
+_CPTR = {np.dtype(np.float32): "float[]", np.dtype(np.float64): "double[]",
+         np.dtype(np.uint16): "uint16_t[]", np.dtype(np.uint8): "uint8_t[]",
+         np.dtype(np.int32): "int32_t[]"}
+
+
+def cptr(ffi, a: np.ndarray):
+    """A typed C pointer to the data of a contiguous numpy array."""
+    return ffi.from_buffer(_CPTR[a.dtype], a)
+
+
+def _map(rt, name: str, x: np.ndarray, out_dtype) -> np.ndarray:
+    x = np.ascontiguousarray(x)
+    y = np.zeros(x.shape, out_dtype)
+    getattr(rt.lib, f"t_map_{name}")(cptr(rt.ffi, x), cptr(rt.ffi, y), x.size)
+    return y
+
+
+def _half_ref_bits(x: float, ebits: int, mbits: int) -> int | None:
+    """Bits of round_to_format(x) in the half format; None for NaN."""
+    if math.isnan(x):
+        return None
+    v = round_to_format(x, ebits, mbits)
+    total = 1 + ebits + mbits
+    sign = (1 << (total - 1)) if math.copysign(1, v) < 0 else 0
+    v = abs(v)
+    if math.isinf(v):
+        return sign | (((1 << ebits) - 1) << mbits)
+    bias = (1 << (ebits - 1)) - 1
+    if v == 0:
+        return sign
+    q = Fraction(v)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    if e < 1 - bias:  # subnormal
+        return sign | int(q / Fraction(2) ** (1 - bias - mbits))
+    m = int(q / Fraction(2) ** (e - mbits)) - (1 << mbits)
+    return sign | ((e + bias) << mbits) | m
+
+
+def _check_half(x: np.ndarray, got: np.ndarray, ebits: int, mbits: int, pre=None) -> None:
+    bad = []
+    exp_nan = ((1 << ebits) - 1) << mbits
+    for xi, gi in zip(x.tolist(), got.tolist()):
+        src = pre(xi) if pre else xi
+        ref = _half_ref_bits(src, ebits, mbits)
+        if ref is None:
+            ok = (gi & exp_nan) == exp_nan and gi & ((1 << mbits) - 1) and gi & (1 << (mbits - 1))
+        else:
+            ok = gi == ref
+        if not ok:
+            bad.append(f"{xi!r}: got {gi:#06x}, expected {ref if ref is None else hex(ref)}")
+    assert not bad, f"{len(bad)} mismatches:\n" + "\n".join(bad[:30])
+
+
+def _f32_samples(rng, n=20000) -> np.ndarray:
+    rand_bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    # values near the f16 / bf16 rounding boundaries and ranges
+    near = np.concatenate([
+        np.float32(65504.0), np.float32(65519.0), np.float32(65520.0), np.float32(65536.0),
+        np.float32(6.1035156e-05), np.float32(5.9604645e-08), np.float32(2.9802322e-08),
+        np.float32(2.9802326e-08), np.float32(1e-40), np.float32(-1e-40), np.float32(1.0e-45),
+        np.float32(3.3895314e38), np.float32(3.4028235e38), np.float32(np.inf), np.float32(-np.inf),
+        np.float32(np.nan), np.float32(-0.0), np.float32(0.0),
+        np.float32([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 2 ** -11, -(1 + 2 ** -8)]),
+    ], axis=None).astype(np.float32)
+    mags = rng.uniform(-30, 17, n).astype(np.float32)
+    scaled = (np.float32(2.0) ** mags * rng.choice([-1, 1], n)).astype(np.float32)
+    return np.concatenate([rand_bits, near, scaled]).astype(np.float32)
+
+
+def test_bf16_to_f32_exhaustive(rt):
+    h = np.arange(1 << 16, dtype=np.uint16)
+    got = _map(rt, "bf16_to_f32", h, np.float32)
+    assert np.array_equal(got.view(np.uint32), h.astype(np.uint32) << 16)
+    ref = h.view(ml_dtypes.bfloat16).astype(np.float32)
+    finite = np.isfinite(ref)
+    assert np.array_equal(got[finite], ref[finite])
+
+
+def test_f16_to_f32_exhaustive(rt):
+    h = np.arange(1 << 16, dtype=np.uint16)
+    got = _map(rt, "f16_to_f32", h, np.float32)
+    ref = h.view(np.float16).astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert np.array_equal(got[ok].view(np.uint32), ref[ok].view(np.uint32))
+    # NaN payload kept (shifted), made quiet
+    nan = np.isnan(ref)
+    assert np.all((got[nan].view(np.uint32) >> 13 & 0x3FF) | 0x200 == (h[nan] & 0x3FF) | 0x200)
+
+
+def test_f32_to_bf16(rt):
+    x = _f32_samples(np.random.default_rng(1))
+    got = _map(rt, "f32_to_bf16", x, np.uint16)
+    _check_half(x, got, 8, 7)
+    fin = np.isfinite(x)  # ml_dtypes agrees (RNE, subnormals kept)
+    assert np.array_equal(got[fin], _as_bits16(x[fin].astype(ml_dtypes.bfloat16)))
+    assert got[x == np.float32(1e-40)][0] == 0x0001  # 1e-40 -> bf16 9.18e-41
+    assert got[x == np.float32(1 + 2 ** -8)][0] == 0x3F80  # tie to even
+    assert got[x == np.float32(1 + 3 * 2 ** -8)][0] == 0x3F82
+
+
+def test_f32_to_f16(rt):
+    x = _f32_samples(np.random.default_rng(2))
+    got = _map(rt, "f32_to_f16", x, np.uint16)
+    _check_half(x, got, 5, 10)
+    fin = np.isfinite(x)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(got[fin], _as_bits16(x[fin].astype(np.float16)))
+    one = lambda v: int(got[x == np.float32(v)][0])  # noqa: E731
+    assert one(65520.0) == 0x7C00 and one(65519.0) == 0x7BFF and one(65504.0) == 0x7BFF
+    assert one(5.9604645e-08) == 0x0001 and one(2.9802322e-08) == 0x0000  # 2^-25 ties to 0
+
+
+def test_round_half_in_float(rt):
+    x = _f32_samples(np.random.default_rng(3), 5000)
+    for name, dt in (("round_bf16", ml_dtypes.bfloat16), ("round_f16", np.float16)):
+        got = _map(rt, name, x, np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            ref = x.astype(dt).astype(np.float32)
+        assert np.array_equal(np.isnan(got), np.isnan(x))
+        ok = ~np.isnan(x)
+        assert np.array_equal(got[ok].view(np.uint32), ref[ok].view(np.uint32)), name
+
+
+def _f64_samples(rng, n=4000) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        f32 = _f32_samples(rng, n).astype(np.float64)
+    jitter = f32 * (1 + rng.uniform(-1e-7, 1e-7, f32.size))
+    special = np.array([1 + 2 ** -8 + 2 ** -40, 1 + 2 ** -11 + 2 ** -40, 1 + 3 * 2 ** -11 - 2 ** -45,
+                        1e-40, 1e-300, 2 ** -24 + 2 ** -60, 65519.99, 1e300, -1e300, np.nan])
+    return np.concatenate([f32, jitter, special])
+
+
+def test_f64_to_half_as_xla(rt):
+    """XLA:CPU converts f64 -> bf16/f16 through f32 (two roundings)."""
+    x = _f64_samples(np.random.default_rng(4))
+    got = _map(rt, "f64_to_bf16", x, np.uint16)
+    _check_half(x, got, 8, 7, pre=to_f32)
+    got16 = _map(rt, "f64_to_f16", x, np.uint16)
+    _check_half(x, got16, 5, 10, pre=to_f32)
+    # observed on XLA:CPU: f16(1 + 2^-11 + 2^-40) = 1.0, bf16(1 + 2^-8 + 2^-40) = 1.0
+    assert got16[x == 1 + 2 ** -11 + 2 ** -40][0] == 0x3C00
+    assert got[x == 1 + 2 ** -8 + 2 ** -40][0] == 0x3F80
+
+
+def test_f64_to_half_exact(rt):
+    x = _f64_samples(np.random.default_rng(5))
+    _check_half(x, _map(rt, "f64_to_bf16_exact", x, np.uint16), 8, 7)
+    got16 = _map(rt, "f64_to_f16_exact", x, np.uint16)
+    _check_half(x, got16, 5, 10)
+    fin = np.isfinite(x)
+    with np.errstate(over="ignore"):  # numpy's f64 -> f16 is a single rounding
+        assert np.array_equal(got16[fin], _as_bits16(x[fin].astype(np.float16)))
+
+
+def test_half_scalar_wrappers(rt):
+    lib = rt.lib
+    assert lib.aotc_bf16_to_f64(0x3F80) == 1.0 and lib.aotc_f16_to_f64(0x3C00) == 1.0
+    assert lib.aotc_f16_to_f32(0x0001) == 2.0 ** -24 and lib.aotc_f16_to_f32(0x8000) == 0.0
+    assert lib.aotc_f32_to_bf16(NAN) & 0x7FC0 == 0x7FC0
+    assert lib.aotc_f32_to_f16(-NAN) & 0xFE00 == 0xFE00
+
+
+# ------------------------------------------------------------------ FTZ / DAZ
+
+def _ftz(rt, name: str, x: np.ndarray, out_dtype) -> np.ndarray:
+    x = np.ascontiguousarray(x)
+    y = np.zeros(x.shape, out_dtype)
+    getattr(rt.lib, f"t_ftz_{name}")(cptr(rt.ffi, x), cptr(rt.ffi, y), x.size)
+    return y
+
+
+def _fpenv_supported() -> bool:
+    import platform
+    return platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64")
+
+
+@pytest.mark.skipif(not _fpenv_supported(), reason="FTZ/DAZ control only on x86-64 and aarch64")
+def test_fpenv_flushes_subnormals(rt):
+    sub = np.array([1e-45, 1e-40, -1e-40], np.float32)
+    assert np.all(_ftz(rt, "add_self_f32", sub, np.float32) == 0)  # 1e-45 + 1e-45 = 0
+    assert np.all(_ftz(rt, "gt0_f32", sub, np.uint8) == 0)  # 1e-40 > 0 is false
+    assert np.all(_ftz(rt, "sqrt_f32", sub[1:2], np.float32) == 0)
+    assert _ftz(rt, "exp_f32", np.array([-100.0], np.float32), np.float32)[0] == 0
+    assert np.all(_ftz(rt, "logistic_f32", np.array([-100.0, -88.0], np.float32), np.float32) == 0)
+    assert _ftz(rt, "logistic_f32", np.array([-87.0], np.float32), np.float32)[0] > 0
+    assert np.all(_ftz(rt, "cvt_f32_f64", sub, np.float64) == 0)
+    assert np.all(_ftz(rt, "cvt_f32_pred", sub, np.uint8) == 0)
+    # conversions to half keep subnormal results (integer rounding)
+    assert _ftz(rt, "f32_to_bf16", np.array([1e-40], np.float32), np.uint16)[0] == 0x0001
+    assert _ftz(rt, "f32_to_f16", np.array([1e-7], np.float32), np.uint16)[0] == 0x0002
+    assert _ftz(rt, "round_bf16", np.array([1e-40], np.float32), np.float32).view(np.uint32)[0] == 0x00010000
+    assert _ftz(rt, "round_f16", np.array([1e-7], np.float32), np.float32)[0] == np.float32(2 ** -23)
+    # f64 -> half goes through f32, whose subnormal intermediate is flushed (as XLA)
+    assert _ftz(rt, "f64_to_bf16", np.array([1e-40]), np.uint16)[0] == 0
+    assert _ftz(rt, "f64_to_f16", np.array([1e-7]), np.uint16)[0] == 0x0002
+    # leaving restores the caller's environment
+    assert rt.lib.t_fpenv_restored(cptr(rt.ffi, np.array([1e-45], np.float32))) == 1
+
+
+def test_without_ftz_subnormals_are_kept(rt):
+    assert rt.lib.aotc_add_f32(1e-45, 1e-45) > 0
+    assert rt.lib.aotc_f64_to_bf16(1e-40) == 0x0001
+
+
+# ------------------------------------------------------------------ complex
+
+@pytest.mark.parametrize("c,t", [("c64", np.complex64), ("c128", np.complex128)])
+def test_complex(rt, c, t):
+    lib = rt.lib
+    mk = getattr(lib, f"aotc_complex_{c}")
+    rng = np.random.default_rng(6)
+    vals = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(t)
+    tol = 1e-6 if c == "c64" else 1e-14
+    for a, b in zip(vals[:8], vals[8:]):
+        za, zb = mk(a.real, a.imag), mk(b.real, b.imag)
+        for op, ref in (("add", a + b), ("sub", a - b), ("mul", a * b), ("div", a / b)):
+            z = getattr(lib, f"aotc_{op}_{c}")(za, zb)
+            assert abs(complex(z.re, z.im) - complex(ref)) <= tol * (abs(ref) + 1), op
+        z = getattr(lib, f"aotc_neg_{c}")(za)
+        assert (z.re, z.im) == (-a.real, -a.imag)
+        z = getattr(lib, f"aotc_conj_{c}")(za)
+        assert (z.re, z.im) == (a.real, -a.imag)
+        assert getattr(lib, f"aotc_abs_{c}")(za) == pytest.approx(abs(complex(a)), rel=tol)
+        assert getattr(lib, f"aotc_real_{c}")(za) == a.real
+        assert getattr(lib, f"aotc_imag_{c}")(za) == a.imag
+
+
+def test_bitcasts(rt):
+    lib = rt.lib
+    assert lib.aotc_bitcast_f32_u32(-0.0) == 0x80000000
+    assert lib.aotc_bitcast_u32_f32(0x3F800000) == 1.0
+    assert lib.aotc_bitcast_f64_u64(1.0) == 0x3FF0000000000000
+    assert math.isinf(lib.aotc_bitcast_u64_f64(0x7FF0000000000000))
