@@ -1,0 +1,235 @@
+"""aotc against XLA:CPU and numpy, single-threaded, side by side in one run.
+
+Workloads (HLO exported with JAX and committed beside this script):
+    matmul512  f32[512,512] x f32[512,512]
+    chain1m    the 10-op elementwise chain of tests/fixtures/cases.py on 1M f32
+
+Columns: XLA:CPU (tests/oracle/xla.py timing in a child process with
+PJRT_NPROC=1), numpy (a child process with OPENBLAS_NUM_THREADS=1; the chain as
+plain numpy ops with temporaries), aotc (`aotc bench MODEL --config CFG
+--threads 1 --json`). Prints median (min) microseconds and the ratios
+aotc/XLA and aotc/numpy (below 1 means aotc is faster). Only ratios measured in
+the same run mean anything on a shared machine; nothing here asserts a time.
+
+    python benchmarks/bench.py [--only matmul512] [--iters 50] [--export]
+
+--export re-exports the .hlo/.yaml files with JAX.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+WORKLOADS = {
+    "matmul512": {"feeds": [("a", (512, 512)), ("b", (512, 512))], "fetch": "c",
+                  "what": "f32 matmul 512x512x512", "iters": 50},
+    "chain1m": {"feeds": [("x", (1 << 20,))], "fetch": "y",
+                "what": "10-op elementwise chain, 1M f32", "iters": 100},
+}
+
+
+def paths(name: str) -> tuple[str, str]:
+    return os.path.join(HERE, f"{name}.hlo"), os.path.join(HERE, f"{name}.yaml")
+
+
+def make_inputs(name: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(2024)
+    lo = -1.0 if name == "matmul512" else -3.0
+    return {n: rng.uniform(lo, -lo, size=s).astype(np.float32)
+            for n, s in WORKLOADS[name]["feeds"]}
+
+
+# ------------------------------------------------------------------ export
+
+def export() -> None:
+    """Write <name>.hlo (pre-optimization HLO from JAX) and <name>.yaml."""
+    import jax
+
+    from tests.fixtures.cases import chain10
+
+    fns = {"matmul512": lambda a, b: a @ b, "chain1m": chain10}
+    for name, w in WORKLOADS.items():
+        args = [np.zeros(s, np.float32) for _, s in w["feeds"]]
+        text = jax.jit(fns[name]).lower(*args).as_text(dialect="hlo")
+        hlo, cfg = paths(name)
+        with open(hlo, "w") as f:
+            f.write(text)
+        lines = ["feeds:"]
+        for i, (n, s) in enumerate(w["feeds"]):
+            lines += [f"  - id: {i}", f"    name: {n}",
+                      f"    shape: [{', '.join(map(str, s))}]", "    type: f32"]
+        lines += ["fetches:", "  - id: 0", f"    name: {w['fetch']}"]
+        with open(cfg, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print(f"wrote {os.path.relpath(hlo, ROOT)} and {os.path.relpath(cfg, ROOT)}")
+
+
+# ------------------------------------------------------------------ numpy
+
+def numpy_chain(x: np.ndarray) -> np.ndarray:
+    """The chain of tests/fixtures/cases.py:chain10, op for op."""
+    a = x * np.float32(1.7)
+    b = a + np.float32(0.3)
+    c = b * x
+    d = c - np.float32(0.5)
+    e = np.abs(d)
+    g = np.exp(-e)
+    h = np.maximum(g, np.float32(0.1))
+    i = np.sqrt(h)
+    return np.tanh(i * b)
+
+
+def numpy_child(name: str, iters: int) -> dict:
+    """Runs inside the single-threaded child process."""
+    ins = make_inputs(name)
+    if name == "matmul512":
+        a, b = ins["a"], ins["b"]
+
+        def fn():
+            return a @ b
+    else:
+        x = ins["x"]
+
+        def fn():
+            return numpy_chain(x)
+    for _ in range(3):
+        fn()
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < iters or (time.perf_counter() - start < 0.5 and len(samples) < 100 * iters):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return {"median_us": float(np.median(samples)), "min_us": float(min(samples)),
+            "iters": len(samples)}
+
+
+def time_numpy(name: str, iters: int) -> dict:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--numpy-child", name,
+                        "--iters", str(iters)], capture_output=True, text=True, env=env,
+                       timeout=900)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip()[-800:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ XLA and aotc
+
+def time_xla(name: str, iters: int) -> dict:
+    try:
+        import jax  # noqa: F401
+    except Exception as e:
+        raise RuntimeError(f"jax not importable: {e}") from None
+    from tests.oracle.xla import time_hlo
+
+    hlo, _ = paths(name)
+    ins = make_inputs(name)
+    with open(hlo) as f:
+        text = f.read()
+    return time_hlo(text, [ins[n] for n, _ in WORKLOADS[name]["feeds"]], iters=iters, threads=1)
+
+
+def aotc_command() -> list[str] | None:
+    exe = shutil.which("aotc")
+    if exe:
+        return [exe]
+    try:
+        import aotc.cli  # noqa: F401
+    except Exception:
+        return None
+    return [sys.executable, "-m", "aotc.cli"]
+
+
+def time_aotc(name: str, iters: int, tmp: str) -> dict:
+    cmd = aotc_command()
+    if cmd is None:
+        raise RuntimeError("aotc CLI not found")
+    hlo, cfg = paths(name)
+    npz = os.path.join(tmp, f"{name}_inputs.npz")
+    np.savez(npz, **make_inputs(name))
+    p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", "1", "--json",
+                              "--iters", str(iters), "--inputs", npz],
+                       capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1][:200]
+                           if (p.stderr or p.stdout).strip() else f"exit {p.returncode}")
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    for k in ("median_us", "min_us"):
+        if k not in res:
+            raise RuntimeError(f"`aotc bench --json` printed no {k}")
+    return res
+
+
+# ------------------------------------------------------------------ table
+
+def fmt_time(r: dict | None) -> str:
+    if r is None:
+        return "n/a"
+    return f"{r['median_us']:.1f} ({r['min_us']:.1f})"
+
+
+def fmt_ratio(a: dict | None, b: dict | None) -> str:
+    if a is None or b is None or not b["median_us"]:
+        return "n/a"
+    return f"{a['median_us'] / b['median_us']:.2f}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="aotc vs XLA:CPU vs numpy, single-threaded")
+    ap.add_argument("--only", action="append", choices=sorted(WORKLOADS))
+    ap.add_argument("--iters", type=int, default=0, help="timed calls per column")
+    ap.add_argument("--export", action="store_true", help="re-export the HLO files with JAX")
+    ap.add_argument("--json", action="store_true", help="also print all results as JSON")
+    ap.add_argument("--numpy-child", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.numpy_child:
+        print(json.dumps(numpy_child(a.numpy_child, a.iters or 50)))
+        return 0
+    if a.export:
+        export()
+    names = a.only or list(WORKLOADS)
+    rows, notes, results = [], [], {}
+    with tempfile.TemporaryDirectory(prefix="aotc_bench_") as tmp:
+        for name in names:
+            iters = a.iters or WORKLOADS[name]["iters"]
+            res = {}
+            for col, fn in (("xla", lambda: time_xla(name, iters)),
+                            ("numpy", lambda: time_numpy(name, iters)),
+                            ("aotc", lambda: time_aotc(name, iters, tmp))):
+                try:
+                    res[col] = fn()
+                except Exception as e:  # a missing column is reported, not fatal
+                    res[col] = None
+                    notes.append(f"{name}/{col}: n/a: {e}")
+            results[name] = res
+            rows.append([name, WORKLOADS[name]["what"], fmt_time(res["xla"]),
+                         fmt_time(res["numpy"]), fmt_time(res["aotc"]),
+                         fmt_ratio(res["aotc"], res["xla"]), fmt_ratio(res["aotc"], res["numpy"])])
+    head = ["workload", "what", "XLA:CPU us", "numpy us", "aotc us", "aotc/XLA", "aotc/numpy"]
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    print("single thread; median (min) microseconds per call; ratio < 1: aotc faster")
+    for r in [head, ["-" * w for w in widths]] + rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    for n in notes:
+        print(n)
+    if a.json:
+        print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
