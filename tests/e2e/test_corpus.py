@@ -34,3 +34,39 @@ def test_corpus_selection():
         assert must in names
     for c in corpus_core_cases():
         assert set(c.meta["ops"]) <= CORE_OPS | STRUCTURAL_OPS
+
+
+# ------------------------------------------------------------------ the oracle itself
+
+@pytest.mark.jax
+@pytest.mark.parametrize("form", ["model.hlo", "model.opt.hlo"])
+def test_oracle_reproduces_corpus(form):
+    """tests/oracle/xla.py gives back the corpus' stored XLA outputs, for the
+    pre-optimization text and for the optimized dump (fusion/bitcast rewritten)."""
+    from .conftest import CORPUS, list_cases, require_jax
+
+    require_jax()
+    from tests.oracle.xla import run_hlo
+
+    checked = 0
+    for case in list_cases(CORPUS):
+        path = case.dir / form
+        if not path.is_file():
+            continue
+        case.check(run_hlo(path.read_text(), case.inputs()), label=f"oracle {form}")
+        checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.jax
+def test_oracle_timing_child():
+    """time_hlo runs in a single-threaded child process and reports its fields."""
+    from .conftest import CORPUS, FixtureCase, require_jax
+
+    require_jax()
+    from tests.oracle.xla import time_hlo
+
+    case = FixtureCase(CORPUS / "tf_matmul")
+    res = time_hlo(case.model_path.read_text(), case.inputs(), iters=3, min_time_s=0.0)
+    assert res["threads"] == 1 and res["iters"] >= 3
+    assert 0 < res["min_us"] <= res["median_us"]
