@@ -1,0 +1,110 @@
+"""Turning a generated `.c` into the requested binaries (`.o`, `.so`, `.a`) for a
+target, and the content-hash build cache. This module picks the flags every
+build shares; it never reads or changes the C text.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__
+from ..errors import AotcError
+from ..options import CompileOptions
+from . import cc
+from .targets import Target, resolve_target
+
+EMIT_KINDS = ("o", "so", "a")
+
+
+def base_cflags(options: CompileOptions) -> list[str]:
+    """Flags of every model compile; the target's ISA flags are added by `cc` and
+    `options.cflags` come last so they can override anything."""
+    return ["-std=c11", options.opt_level, "-fPIC", *options.cflags]
+
+
+def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
+                  target: Target | str | None, options: CompileOptions,
+                  toolchain: cc.Toolchain | None = None) -> dict[str, str]:
+    """Build each kind in `options.emit` from `c_path`: {"o": "<out>.o", "so":
+    "<out>.so" (".dylib" on Darwin), "a": "<out>.a"}. One object is compiled and
+    reused for the shared library and the archive."""
+    target = _as_target(target, options)
+    unknown = [k for k in options.emit if k not in EMIT_KINDS]
+    if unknown:
+        raise AotcError(f"unknown --emit kind {', '.join(unknown)}; known: {', '.join(EMIT_KINDS)}")
+    if not options.emit:
+        return {}
+    tc = toolchain or cc.find_toolchain(target, options.cc)
+    out_prefix = str(out_prefix)
+    Path(out_prefix).parent.mkdir(parents=True, exist_ok=True)
+    flags = base_cflags(options)
+    outputs: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="aotc-build-") as tmp:
+        obj = out_prefix + ".o" if "o" in options.emit else os.path.join(tmp, "model.o")
+        cc.compile_object(tc, c_path, obj, flags)
+        if "o" in options.emit:
+            outputs["o"] = obj
+        if "so" in options.emit:
+            so = out_prefix + target.so_suffix
+            cc.compile_shared(tc, [obj], so, flags)
+            outputs["so"] = so
+        if "a" in options.emit:
+            a = out_prefix + ".a"
+            cc.archive_static(tc, [obj], a)
+            outputs["a"] = a
+    return outputs
+
+
+def build_key_material(c_path: str | os.PathLike, target: Target, options: CompileOptions,
+                       toolchain: cc.Toolchain) -> bytes:
+    """Everything that decides the bytes of a build: the C text, the compiler
+    command and version, the target and flags, the emitted kinds."""
+    version = cc.run_tool([*toolchain.argv, "--version"], "asking the compiler its version")
+    parts = [Path(c_path).read_bytes(), repr(toolchain.argv).encode(), version.encode(),
+             repr((target, toolchain.flags, toolchain.link_flags)).encode(),
+             repr((base_cflags(options), options.emit)).encode()]
+    return b"\0".join(hashlib.sha256(p).digest() for p in parts)
+
+
+def cache_dir() -> Path:
+    """Root of aotc's build cache: `$XDG_CACHE_HOME/aotc`, else `~/.cache/aotc`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "aotc"
+
+
+def cached_build(key_material: bytes, builder: Callable[[Path], object],
+                 root: str | os.PathLike | None = None) -> Path:
+    """The cache entry directory for `key_material`, calling `builder(dir)` to fill
+    it on a miss. The entry is built in a temporary directory and renamed into
+    place, so concurrent builders never see half an entry; a builder that raises
+    leaves nothing behind."""
+    digest = hashlib.sha256(b"aotc " + __version__.encode() + b"\0" + key_material).hexdigest()
+    root = Path(root) if root is not None else cache_dir()
+    entry = root / "builds" / digest[:2] / digest
+    if (entry / ".complete").exists():
+        return entry
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:16]}-", dir=entry.parent))
+    try:
+        builder(tmp)
+        (tmp / ".complete").write_text(digest + "\n")
+        try:
+            os.rename(tmp, entry)
+        except OSError:
+            if not (entry / ".complete").exists():  # a stale, unfinished entry: replace it
+                shutil.rmtree(entry, ignore_errors=True)
+                os.rename(tmp, entry)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)  # lost a race, or the builder failed
+    return entry
+
+
+def _as_target(target: Target | str | None, options: CompileOptions) -> Target:
+    if isinstance(target, Target):
+        return target
+    return resolve_target(target or options.target, options.target_cpu, options.target_features)
