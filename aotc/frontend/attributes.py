@@ -153,8 +153,8 @@ def _padding(lx: Lexer, key: str) -> tuple[PadDim, ...]:
         m = lx.take(_PAD_DIM)
         if m is None:
             raise lx.error("expected a padding dimension low_high or low_high_interior", lx.pos)
-        lo, hi, interior = m.groups()
-        out.append(PadDim(int(lo), int(hi), int(interior or 0)))
+        lo, hi, interior = (lx.to_int(g, m.start()) for g in m.groups(default="0"))
+        out.append(PadDim(lo, hi, interior))
         if lx.take(_X) is None:
             break
     if _AFTER_VALUE.match(lx.text, lx.pos) is None:
@@ -182,8 +182,8 @@ def _window(lx: Lexer, key: str) -> Window:
         if vm is None or _AFTER_VALUE.match(lx.text, lx.pos) is None:
             form = "low_high, 'x'-separated" if name == "pad" else "integers separated by 'x'"
             raise lx.error(f"malformed window {name}: expected {form}", lx.pos)
-        parts = vm.group().split("x")
-        fields[name] = [tuple(int(v) for v in p.split("_")) for p in parts] if name == "pad" else [int(p) for p in parts]
+        parts = [[lx.to_int(v, vm.start()) for v in p.split("_")] for p in vm.group().split("x")]
+        fields[name] = [tuple(p) for p in parts] if name == "pad" else [p[0] for p in parts]
         where[name] = at
     if not fields:
         return Window(())

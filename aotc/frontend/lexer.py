@@ -152,7 +152,13 @@ class Lexer:
         if tok.kind != "num" or not re.fullmatch(r"[-+]?\d+", tok.text):
             raise self.error(f"expected {what}, found {describe(tok)}", tok.pos)
         self.next()
-        return int(tok.text), tok.pos
+        return self.to_int(tok.text, tok.pos), tok.pos
+
+    def to_int(self, text: str, pos: int) -> int:
+        """int(text), with absurdly long digit strings reported instead of converted."""
+        if len(text.lstrip("+-").lstrip("0")) > 40:
+            raise self.error(f"integer {text[:12]}... ({len(text)} characters) is too large", pos)
+        return int(text)
 
     def take(self, rx: re.Pattern) -> re.Match | None:
         """Match `rx` exactly at the cursor (no trivia skipped); advance on success."""

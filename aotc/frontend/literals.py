@@ -123,6 +123,9 @@ def _convert_bulk(numbers: str, dt: DType) -> np.ndarray | None:
             wide = np.array(numbers.split(), dtype=np.float64)
         else:
             wide = np.fromstring(numbers, dtype=np.float64, sep=" ")
+        infinite = np.isinf(wide)
+        if infinite.any() and infinite.sum() != numbers.count("inf"):
+            return None  # a finite number too large even for f64
         if dt.name == "f64":
             return wide
         with np.errstate(over="ignore", invalid="ignore"):
@@ -176,7 +179,7 @@ class _Elements:
         elif kind in ("sint", "uint"):
             if not _INT.fullmatch(tok):
                 raise self.lx.error(f"invalid {self.dt.name} value {_show(tok)}", pos)
-            v = int(tok)
+            v = self.lx.to_int(tok, pos)
             lo, hi = _int_range(self.dt)
             if not lo <= v <= hi:
                 raise self.lx.error(f"value {tok} is out of range for {self.dt.name}", pos)
@@ -201,6 +204,8 @@ class _Elements:
         if not _FLOAT.fullmatch(tok):
             raise self.lx.error(f"invalid {dt.name} value {_show(tok)}", pos)
         v = float(tok)
+        if np.isinf(v) and "inf" not in tok:
+            raise self.lx.error(f"value {_show(tok)[1:-1]} is out of range for {dt.name}", pos)
         if dt.name != "f64":
             with np.errstate(over="ignore", invalid="ignore"):
                 cast = np.array(v).astype(dt.numpy)

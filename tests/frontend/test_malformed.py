@@ -1,10 +1,16 @@
 """Malformed HLO text: exactly one error, the first, at its exact line:col with a caret."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aotc.errors import AotcError
 from aotc.frontend import parse_hlo, parse_hlo_file
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 H = "HloModule m\n\n"
 P = "  p = f32[2]{0} parameter(0)\n"
@@ -75,6 +81,10 @@ CASES = [
     ("literal_trailing_comma", entry("  x = f32[2] constant({1, 2,})"), "4:29: error: expected a value after ','"),
     ("literal_int_out_of_range", entry("  x = s8[2] constant({1, 300})"), "4:26: error: value 300 is out of range for s8"),
     ("literal_float_out_of_range", entry("  x = f32[] constant(1e39)"), "4:22: error: value 1e39 is out of range for f32"),
+    ("literal_huge_integer", entry("  x = s32[] constant(" + "9" * DEEP + ")"),
+     "4:22: error: integer 999999999999... (5000 characters) is too large"),
+    ("literal_f64_out_of_range", entry("  x = f64[2] constant({1e999, 1})"),
+     "4:24: error: value 1e999 is out of range for f64"),
     ("literal_bad_pred", entry("  x = pred[2] constant({true, yes})"),
      "4:31: error: invalid pred value 'yes' (expected true, false, 1 or 0)"),
     ("literal_bad_complex", entry("  x = c64[] constant((1, ))"), "4:26: error: expected the imaginary part, found ')'"),
@@ -189,3 +199,27 @@ def test_every_truncation_is_one_located_error(cut: int) -> None:
             parse_hlo(text[:end], "cut.hlo")
         except AotcError as e:
             assert e.format().startswith("cut.hlo:")
+
+
+SAMPLES = [p.read_text() for p in sorted(DATA.glob("corpus/*/model*.hlo"))[:12]]
+PIECES = list('{}()[],=:%"/*\\\n -<>x_09.') + ["\x00", "\xff", "nan", "ROOT", "ENTRY", "->", "/*", "*/", "//"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_mutated_corpus_gives_only_located_errors(data) -> None:
+    """Random edits of real modules either parse or raise one AotcError with a location."""
+    text = data.draw(st.sampled_from(SAMPLES))
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(st.integers(0, 2))
+        if edit == 0:
+            text = text[:at] + text[at + 1:]
+        elif edit == 1:
+            text = text[:at] + data.draw(st.sampled_from(PIECES)) + text[at:]
+        else:
+            text = text[:at]
+    try:
+        parse_hlo(text, "mutated.hlo")
+    except AotcError as e:
+        assert e.loc is not None and e.format().startswith("mutated.hlo:")
