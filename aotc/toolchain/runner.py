@@ -1,0 +1,256 @@
+"""The runner program: `runner_main.c` linked with a model's object, for any
+target, executed natively or under the target's emulator. `aotc run --target X`
+and `aotc bench` go through here; exchanging data is raw bytes in files, so
+nothing of the model is loaded into Python.
+
+`runner info` prints the signature as JSON, `runner run DIR [THREADS]` maps
+`DIR/arg<i>.bin` to `DIR/result<i>.bin`, `runner bench ITERS THREADS WARMUP
+[DIR]` times P_run in C and prints one JSON object (see runner_main.c).
+Cross-target runners are linked statically (zig switches to musl for that) so
+qemu needs no sysroot; if static linking fails they are linked dynamically and
+qemu is given `-L <sysroot>`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import AotcError
+from ..options import CompileOptions
+from . import cc
+from .build import base_cflags
+from .loader import ModelRunError, TensorSpec, coerce_input, spec_from
+from .targets import Target, host_triple, resolve_target
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_EXIT_MODEL_ERROR = 2
+
+
+def runner_source() -> Path:
+    """Path of the runner's C source (a template over -DAOTC_RUNNER_PREFIX)."""
+    return Path(__file__).with_name("runner_main.c")
+
+
+def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | str | None,
+                 options: CompileOptions, workdir: str | os.PathLike,
+                 header_path: str | os.PathLike | None = None) -> Path:
+    """Compile the model and the runner for `target` and link them into
+    `workdir/runner-<prefix>-<hash>`; an existing runner with the same inputs is
+    reused. The model's header (default: beside the .c) is included when present,
+    so the runner's calls are checked against it."""
+    if not _IDENT.match(prefix or ""):
+        raise AotcError(f"model prefix '{prefix}' is not a C identifier")
+    if not isinstance(target, Target):
+        target = resolve_target(target or options.target, options.target_cpu,
+                                options.target_features)
+    model_c = Path(model_c_path)
+    if not model_c.is_file():
+        raise AotcError(f"no such file: {model_c}")
+    header = Path(header_path) if header_path is not None else model_c.with_suffix(".h")
+    if not (header.is_file() and f"typedef struct {prefix}_instance" in
+            header.read_text(encoding="utf-8", errors="replace")):
+        if header_path is not None:
+            raise AotcError(f"{header} is not the header of model '{prefix}'")
+        header = None
+    tc = cc.find_toolchain(target, options.cc)
+    static = not target.runs_on_host
+    if static:
+        tc = cc.static_variant(tc)
+    flags = base_cflags(options)
+    key = hashlib.sha256()
+    for part in (model_c.read_bytes(), runner_source().read_bytes(),
+                 header.read_bytes() if header else b"", repr((tc.argv, tc.flags, tc.link_flags,
+                                                               flags, prefix, static)).encode()):
+        key.update(hashlib.sha256(part).digest())
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    exe = workdir / f"runner-{prefix}-{key.hexdigest()[:16]}"
+    if exe.is_file():
+        return exe
+    with tempfile.TemporaryDirectory(prefix="aotc-runner-", dir=workdir) as tmp:
+        model_o = cc.compile_object(tc, model_c, Path(tmp) / "model.o", flags)
+        runner_flags = [*flags, f"-DAOTC_RUNNER_PREFIX={prefix}"]
+        if header is not None:
+            runner_flags += [f"-I{header.parent.resolve()}", f'-DAOTC_RUNNER_HEADER="{header.name}"']
+        runner_o = cc.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
+        out = Path(tmp) / "runner"
+        try:
+            cc.link_executable(tc, [model_o, runner_o], out, flags, static=static)
+        except AotcError as static_error:
+            if not (static and target.sysroot):
+                raise
+            try:  # no static libc for this toolchain: qemu -L <sysroot> finds the shared one
+                cc.link_executable(tc, [model_o, runner_o], out, flags, static=False)
+            except AotcError:
+                raise static_error from None
+        os.replace(out, exe)
+    return exe
+
+
+def runner_command(runner_path: str | os.PathLike, target: Target) -> list[str]:
+    """The argv prefix that executes the runner here: itself, or under the emulator."""
+    path = str(Path(runner_path).resolve())
+    if target.runs_on_host:
+        return [path]
+    if target.emulator:
+        if shutil.which(target.emulator[0]) is None:
+            raise AotcError(f"running {target.triple} programs here needs {target.emulator[0]}, "
+                            f"which is not installed; install it with `apt-get install qemu-user` "
+                            f"(Debian/Ubuntu) or your system's qemu-user package")
+        return [*target.emulator, path]
+    raise AotcError(f"cannot run {target.triple} programs on this {host_triple()} machine "
+                    f"(no emulator for {target.os}); copy the library to a {target.triple} "
+                    f"device instead")
+
+
+def runner_signature(runner_path: str | os.PathLike, target: Target,
+                     timeout: float | None = 300) -> tuple[tuple[TensorSpec, ...],
+                                                           tuple[TensorSpec, ...]]:
+    """(arg specs, result specs) as the runner reports them (`runner info`)."""
+    out = _execute([*runner_command(runner_path, target), "info"], "runner info", timeout)
+    info = json.loads(out.strip().splitlines()[-1])
+
+    def specs(ports):
+        return tuple(spec_from(_PortInfo(p)) for p in ports)
+    return specs(info["args"]), specs(info["results"])
+
+
+def run_runner(runner_path: str | os.PathLike, target: Target,
+               inputs: Sequence[Any] | Mapping[str, Any], arg_specs: Sequence[Any] | None = None,
+               result_specs: Sequence[Any] | None = None, *, threads: int = 1,
+               timeout: float | None = None) -> list[np.ndarray]:
+    """Run the model once through the runner: results in result order.
+
+    `inputs` is a list with one array per arg, or one per non-variable arg (the
+    variables then start at zero), or a mapping by arg name. Specs may be
+    `TensorSpec`s, the compiler's ports, or None to ask the runner."""
+    args, results = _specs(runner_path, target, arg_specs, result_specs)
+    with tempfile.TemporaryDirectory(prefix="aotc-run-") as d:
+        _write_inputs(Path(d), args, inputs)
+        _execute([*runner_command(runner_path, target), "run", d, str(int(threads))],
+                 "running the model", timeout)
+        outs = []
+        for i, spec in enumerate(results):
+            data = (Path(d) / f"result{i}.bin").read_bytes()
+            if len(data) != spec.nbytes:
+                raise AotcError(f"result {i} '{spec.name}': runner wrote {len(data)} bytes, "
+                                f"expected {spec.nbytes}")
+            arr = np.frombuffer(data, dtype=np.uint8).copy()
+            outs.append(arr.view(spec.dtype).reshape(spec.dims))
+    return outs
+
+
+def bench_runner(runner_path: str | os.PathLike, target: Target, iters: int = 100,
+                 threads: int = 1, warmup: int = 10,
+                 inputs: Sequence[Any] | Mapping[str, Any] | None = None,
+                 arg_specs: Sequence[Any] | None = None, result_specs: Sequence[Any] | None = None,
+                 timeout: float | None = None) -> dict:
+    """Time P_run in C: {"median_us", "min_us", "mean_us", "max_us", "iters",
+    "threads", "warmup", "target", "emulated"}. Inputs are random in C unless given."""
+    if iters < 1 or threads < 1 or warmup < 0:
+        raise AotcError("bench needs iters >= 1, threads >= 1 and warmup >= 0")
+    cmd = [*runner_command(runner_path, target), "bench", str(int(iters)), str(int(threads)),
+           str(int(warmup))]
+    with tempfile.TemporaryDirectory(prefix="aotc-bench-") as d:
+        if inputs is not None:
+            args, _ = _specs(runner_path, target, arg_specs, result_specs)
+            _write_inputs(Path(d), args, inputs)
+            cmd.append(d)
+        out = _execute(cmd, "benchmarking the model", timeout)
+    lines = [ln for ln in out.splitlines() if ln.strip().startswith("{")]
+    if not lines:
+        raise AotcError(f"the runner printed no timing: {out.strip()[:500]}")
+    res = json.loads(lines[-1])
+    res["target"] = target.triple
+    res["emulated"] = not target.runs_on_host
+    return res
+
+
+class _PortInfo:
+    """A port as `runner info` describes it, shaped for `spec_from`."""
+
+    def __init__(self, d: dict):
+        self.name, self.type, self.dims = d["name"], d["type"], tuple(d["dims"])
+        self.dtype, self.nbytes = d["type"], int(d["bytes"])
+        self.is_variable = bool(d.get("variable", False))
+
+
+def _specs(runner_path, target, arg_specs, result_specs):
+    if arg_specs is None or result_specs is None:
+        a, r = runner_signature(runner_path, target)
+        arg_specs = a if arg_specs is None else arg_specs
+        result_specs = r if result_specs is None else result_specs
+    return [spec_from(s) for s in arg_specs], [spec_from(s) for s in result_specs]
+
+
+def _write_inputs(d: Path, args: list[TensorSpec], inputs) -> None:
+    if isinstance(inputs, Mapping):
+        unknown = sorted(set(inputs) - {s.name for s in args})
+        if unknown:
+            raise AotcError(f"no argument named {', '.join(unknown)} "
+                            f"(arguments: {', '.join(s.name for s in args)})")
+        missing = [s.name for s in args if s.name not in inputs and not s.is_variable]
+        values = [inputs.get(s.name) for s in args]
+    else:
+        inputs = list(inputs)
+        feeds = [i for i, s in enumerate(args) if not s.is_variable]
+        if len(inputs) == len(args):
+            values = inputs
+        elif len(inputs) == len(feeds):
+            values = [None] * len(args)
+            for i, v in zip(feeds, inputs):
+                values[i] = v
+        else:
+            raise AotcError(f"{len(inputs)} inputs given; the model takes {len(args)} arguments"
+                            + (f" ({len(feeds)} without its variables)" if len(feeds) != len(args)
+                               else ""))
+        missing = []
+    if missing:
+        raise AotcError(f"missing input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    for i, (spec, value) in enumerate(zip(args, values)):
+        if value is None:  # a variable not given: zeros
+            data = bytes(spec.nbytes)
+        else:
+            arr = coerce_input(spec, value, f"argument {i} '{spec.name}'")
+            data = np.ascontiguousarray(arr).tobytes()
+        if len(data) != spec.nbytes:
+            raise AotcError(f"argument {i} '{spec.name}': {len(data)} bytes, the model expects "
+                            f"{spec.nbytes}")
+        (d / f"arg{i}.bin").write_bytes(data)
+
+
+def _execute(cmd: list[str], what: str, timeout: float | None) -> str:
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              errors="replace", timeout=timeout)
+    except FileNotFoundError:
+        raise AotcError(f"{what}: cannot execute {cmd[0]}") from None
+    except subprocess.TimeoutExpired:
+        raise AotcError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
+    err = cc.trim_output(proc.stderr)
+    if proc.returncode == _EXIT_MODEL_ERROR:
+        msg = err.removeprefix("runner: ")
+        raise ModelRunError(msg or f"{what}: the model reported an error", proc.returncode)
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        raise AotcError(f"{what}: the runner was killed by {name}\n  $ {shlex.join(cmd)}"
+                        + (f"\n{err}" if err else ""))
+    if proc.returncode != 0:
+        raise AotcError(f"{what} failed (exit {proc.returncode})\n  $ {shlex.join(cmd)}"
+                        + (f"\n{err}" if err else ""))
+    return proc.stdout

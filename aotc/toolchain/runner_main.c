@@ -1,0 +1,353 @@
+/* aotc runner: runs one compiled model on inputs from files, or times it, using
+   only the model's public C API. It is a template over the model's C prefix:
+   compile it with -DAOTC_RUNNER_PREFIX=<prefix> (and, to check declarations
+   against the generated header, -DAOTC_RUNNER_HEADER="<model>.h") and link it
+   with the model's object, libm and pthreads.
+
+   usage:
+     runner info                         signature as one JSON object
+     runner run DIR [THREADS]            DIR/arg<i>.bin -> DIR/result<i>.bin (raw
+                                         row-major bytes, exactly P_arg_bytes(i))
+     runner bench ITERS THREADS WARMUP [DIR]
+                                         time P_run; inputs are random (seeded,
+                                         type-aware) unless DIR has arg<i>.bin;
+                                         prints one JSON object of microseconds
+   exit status: 0 ok, 1 usage or file error, 2 the model reported an error. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef AOTC_RUNNER_PREFIX
+#error "compile with -DAOTC_RUNNER_PREFIX=<model prefix>"
+#endif
+
+#define RN_CAT_(a, b) a##b
+#define RN_CAT(a, b) RN_CAT_(a, b)
+#define RN_STR_(x) #x
+#define RN_STR(x) RN_STR_(x)
+#define M(suffix) RN_CAT(AOTC_RUNNER_PREFIX, suffix)
+
+#ifdef AOTC_RUNNER_HEADER
+#include AOTC_RUNNER_HEADER
+#else
+/* The fixed API contract of every generated model. */
+typedef struct M(_instance) M(_instance);
+typedef enum { M(_ALLOC_ALL) = 0, M(_ALLOC_RESULTS_AND_TEMPS) = 1, M(_ALLOC_NONE) = 2 } M(_alloc_mode);
+M(_instance) * M(_create)(M(_alloc_mode) mode);
+void M(_destroy)(M(_instance) * m);
+int M(_run)(M(_instance) * m);
+const char* M(_error_msg)(const M(_instance) * m);
+int M(_set_num_threads)(M(_instance) * m, int n);
+int M(_set_arg_data)(M(_instance) * m, int i, void* data);
+int M(_set_result_data)(M(_instance) * m, int i, void* data);
+const char* M(_arg_name)(int i);
+const char* M(_arg_type)(int i);
+int M(_arg_rank)(int i);
+const int64_t* M(_arg_dims)(int i);
+size_t M(_arg_bytes)(int i);
+int M(_arg_is_variable)(int i);
+const char* M(_result_name)(int i);
+const char* M(_result_type)(int i);
+int M(_result_rank)(int i);
+const int64_t* M(_result_dims)(int i);
+size_t M(_result_bytes)(int i);
+#endif
+
+typedef M(_instance) model_t;
+
+enum { RN_OK = 0, RN_ERR_INDEX = 5, RN_MAX_PORTS = 1 << 20 };
+
+typedef struct {
+    model_t* m;
+    int num_args, num_results;
+    void** args;     /* 64-byte aligned, owned here */
+    void** results;
+} runner_t;
+
+static void die(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "runner: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void* alloc64(size_t n) {
+    void* p = 0;
+    size_t size = (n + 63u) / 64u * 64u;
+    if (posix_memalign(&p, 64, size ? size : 64) != 0) die("out of memory (%zu bytes)", n);
+    memset(p, 0, size ? size : 64);
+    return p;
+}
+
+/* The first index a setter rejects with P_ERR_INDEX is the port count. */
+static int count_ports(model_t* m, int (*set)(model_t*, int, void*), void* scratch) {
+    for (int i = 0; i < RN_MAX_PORTS; ++i)
+        if (set(m, i, scratch) == RN_ERR_INDEX) return i;
+    die("cannot count the model's ports");
+    return 0;
+}
+
+static void runner_open(runner_t* r) {
+    static _Alignas(64) unsigned char scratch[64];
+    r->m = M(_create)(M(_ALLOC_RESULTS_AND_TEMPS));
+    if (!r->m) die("creating the model instance failed (out of memory)");
+    r->num_args = count_ports(r->m, M(_set_arg_data), scratch);
+    r->num_results = count_ports(r->m, M(_set_result_data), scratch);
+    r->args = (void**)calloc((size_t)r->num_args + 1, sizeof(void*));
+    r->results = (void**)calloc((size_t)r->num_results + 1, sizeof(void*));
+    if (!r->args || !r->results) die("out of memory");
+    for (int i = 0; i < r->num_args; ++i) {
+        r->args[i] = alloc64(M(_arg_bytes)(i));
+        M(_set_arg_data)(r->m, i, r->args[i]);
+    }
+    for (int i = 0; i < r->num_results; ++i) {
+        r->results[i] = alloc64(M(_result_bytes)(i));
+        M(_set_result_data)(r->m, i, r->results[i]);
+    }
+}
+
+static void runner_close(runner_t* r) {
+    M(_destroy)(r->m);
+    for (int i = 0; i < r->num_args; ++i) free(r->args[i]);
+    for (int i = 0; i < r->num_results; ++i) free(r->results[i]);
+    free(r->args);
+    free(r->results);
+}
+
+static void set_threads(runner_t* r, long threads) {
+    if (M(_set_num_threads)(r->m, (int)threads) != RN_OK) {
+        fprintf(stderr, "runner: set_num_threads(%ld) failed: %s\n", threads, M(_error_msg)(r->m));
+        exit(2);
+    }
+}
+
+static int report_run_error(runner_t* r, int rc) {
+    fprintf(stderr, "runner: %s_run failed (error %d): %s\n", RN_STR(AOTC_RUNNER_PREFIX), rc,
+            M(_error_msg)(r->m));
+    return 2;
+}
+
+static int run_once(runner_t* r) {
+    int rc = M(_run)(r->m);
+    if (rc != RN_OK) report_run_error(r, rc);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static char* port_path(const char* dir, const char* kind, int i) {
+    size_t n = strlen(dir) + strlen(kind) + 32;
+    char* p = (char*)malloc(n);
+    if (!p) die("out of memory");
+    snprintf(p, n, "%s/%s%d.bin", dir, kind, i);
+    return p;
+}
+
+static void read_exact(const char* path, void* buf, size_t bytes) {
+    FILE* f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    size_t got = bytes ? fread(buf, 1, bytes, f) : 0;
+    int extra = fgetc(f) != EOF;
+    fclose(f);
+    if (got != bytes || extra) die("%s: wrong size, expected exactly %zu bytes", path, bytes);
+}
+
+static void write_all(const char* path, const void* buf, size_t bytes) {
+    FILE* f = fopen(path, "wb");
+    if (!f) die("cannot create %s", path);
+    size_t put = bytes ? fwrite(buf, 1, bytes, f) : 0;
+    if (fclose(f) != 0 || put != bytes) die("cannot write %s (%zu bytes)", path, bytes);
+}
+
+static void read_args(runner_t* r, const char* dir) {
+    for (int i = 0; i < r->num_args; ++i) {
+        char* p = port_path(dir, "arg", i);
+        read_exact(p, r->args[i], M(_arg_bytes)(i));
+        free(p);
+    }
+}
+
+/* ------------------------------------------------------------------ random inputs */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rng_next(void) { /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static double rng_unit(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0; }
+
+/* A random finite small float of an 8- or 16-bit format: sign, one of two
+   exponents just below the bias (values in ±[1/4, 1) for IEEE-like biases),
+   random mantissa. */
+static uint16_t small_float_bits(int exp_bits, int man_bits) {
+    uint64_t x = rng_next();
+    int bias = (1 << (exp_bits - 1)) - 1;
+    uint16_t sign = (uint16_t)((x & 1u) << (exp_bits + man_bits));
+    uint16_t e = (uint16_t)(bias - 1 - (int)((x >> 1) & 1u));
+    uint16_t man = (uint16_t)((x >> 2) & ((1u << man_bits) - 1u));
+    return (uint16_t)(sign | (uint16_t)(e << man_bits) | man);
+}
+
+static void fill_random(const char* type, void* buf, size_t bytes) {
+    unsigned char* b = (unsigned char*)buf;
+    if (!strcmp(type, "f32") || !strcmp(type, "c64")) {
+        for (size_t i = 0; i + 4 <= bytes; i += 4) { float v = (float)rng_unit(); memcpy(b + i, &v, 4); }
+    } else if (!strcmp(type, "f64") || !strcmp(type, "c128")) {
+        for (size_t i = 0; i + 8 <= bytes; i += 8) { double v = rng_unit(); memcpy(b + i, &v, 8); }
+    } else if (!strcmp(type, "bf16") || !strcmp(type, "f16")) {
+        int e = type[0] == 'b' ? 8 : 5, man = type[0] == 'b' ? 7 : 10;
+        for (size_t i = 0; i + 2 <= bytes; i += 2) { uint16_t v = small_float_bits(e, man); memcpy(b + i, &v, 2); }
+    } else if (!strncmp(type, "f8", 2)) {
+        int e = 4, man = 3;
+        if (!strncmp(type, "f8e5m2", 6)) e = 5, man = 2;
+        if (!strncmp(type, "f8e3m4", 6)) e = 3, man = 4;
+        for (size_t i = 0; i < bytes; ++i) b[i] = (unsigned char)small_float_bits(e, man);
+    } else if (!strcmp(type, "pred")) {
+        for (size_t i = 0; i < bytes; ++i) b[i] = (unsigned char)(rng_next() & 1u);
+    } else if (type[0] == 's' || type[0] == 'u') {
+        size_t w = (size_t)atoi(type + 1) / 8;
+        if (w == 0) w = 1; /* s4/u4: one byte per element */
+        for (size_t i = 0; i + w <= bytes; i += w) {
+            int64_t v = (int64_t)(rng_next() % 16u) - (type[0] == 's' ? 8 : 0);
+            for (size_t k = 0; k < w; ++k) b[i + k] = (unsigned char)((uint64_t)v >> (8 * k));
+        }
+    } /* anything else stays zero */
+}
+
+/* ------------------------------------------------------------------ commands */
+
+static void json_string(const char* s) {
+    putchar('"');
+    for (; s && *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static void json_port(int is_arg, int i) {
+    const char* name = is_arg ? M(_arg_name)(i) : M(_result_name)(i);
+    const char* type = is_arg ? M(_arg_type)(i) : M(_result_type)(i);
+    int rank = is_arg ? M(_arg_rank)(i) : M(_result_rank)(i);
+    const int64_t* dims = is_arg ? M(_arg_dims)(i) : M(_result_dims)(i);
+    printf("{\"name\":");
+    json_string(name);
+    printf(",\"type\":");
+    json_string(type);
+    printf(",\"dims\":[");
+    for (int d = 0; d < rank; ++d) printf("%s%lld", d ? "," : "", (long long)dims[d]);
+    printf("],\"bytes\":%zu", is_arg ? M(_arg_bytes)(i) : M(_result_bytes)(i));
+    if (is_arg) printf(",\"variable\":%s", M(_arg_is_variable)(i) ? "true" : "false");
+    putchar('}');
+}
+
+static int cmd_info(void) {
+    runner_t r;
+    runner_open(&r);
+    printf("{\"name\":");
+    json_string(RN_STR(AOTC_RUNNER_PREFIX));
+    printf(",\"args\":[");
+    for (int i = 0; i < r.num_args; ++i) { if (i) putchar(','); json_port(1, i); }
+    printf("],\"results\":[");
+    for (int i = 0; i < r.num_results; ++i) { if (i) putchar(','); json_port(0, i); }
+    printf("]}\n");
+    runner_close(&r);
+    return 0;
+}
+
+static int cmd_run(const char* dir, long threads) {
+    runner_t r;
+    runner_open(&r);
+    set_threads(&r, threads);
+    read_args(&r, dir);
+    if (run_once(&r) != RN_OK) return 2;
+    for (int i = 0; i < r.num_results; ++i) {
+        char* p = port_path(dir, "result", i);
+        write_all(p, r.results[i], M(_result_bytes)(i));
+        free(p);
+    }
+    runner_close(&r);
+    return 0;
+}
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+static int cmd_bench(long iters, long threads, long warmup, const char* dir) {
+    runner_t r;
+    runner_open(&r);
+    set_threads(&r, threads);
+    if (dir) {
+        read_args(&r, dir);
+    } else {
+        for (int i = 0; i < r.num_args; ++i) fill_random(M(_arg_type)(i), r.args[i], M(_arg_bytes)(i));
+    }
+    double* t = (double*)malloc((size_t)iters * sizeof(double));
+    if (!t) die("out of memory");
+    for (long k = 0; k < warmup; ++k)
+        if (run_once(&r) != RN_OK) return 2;
+    for (long k = 0; k < iters; ++k) {
+        double t0 = now_us();
+        int rc = M(_run)(r.m);
+        t[k] = now_us() - t0;
+        if (rc != RN_OK) return report_run_error(&r, rc);
+    }
+    double sum = 0.0;
+    for (long k = 0; k < iters; ++k) sum += t[k];
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
+    double median = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
+    printf("{\"median_us\":%.3f,\"min_us\":%.3f,\"mean_us\":%.3f,\"max_us\":%.3f,"
+           "\"iters\":%ld,\"threads\":%ld,\"warmup\":%ld}\n",
+           median, t[0], sum / (double)iters, t[iters - 1], iters, threads, warmup);
+    free(t);
+    runner_close(&r);
+    return 0;
+}
+
+static long parse_count(const char* s, const char* what, long min) {
+    char* end = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < min) die("%s must be an integer >= %ld", what, min);
+    return v;
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: runner info\n"
+                    "       runner run DIR [THREADS]\n"
+                    "       runner bench ITERS THREADS WARMUP [DIR]\n");
+    return 1;
+}
+
+int main(int argc, char** argv) {
+    if (argc >= 2 && !strcmp(argv[1], "info") && argc == 2) return cmd_info();
+    if (argc >= 3 && !strcmp(argv[1], "run") && argc <= 4)
+        return cmd_run(argv[2], argc == 4 ? parse_count(argv[3], "THREADS", 1) : 1);
+    if (argc >= 5 && !strcmp(argv[1], "bench") && argc <= 6) {
+        const char* dir = argc == 6 ? argv[5] : 0;
+        return cmd_bench(parse_count(argv[2], "ITERS", 1), parse_count(argv[3], "THREADS", 1),
+                         parse_count(argv[4], "WARMUP", 0), dir);
+    }
+    return usage();
+}
