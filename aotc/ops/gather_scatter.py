@@ -167,6 +167,10 @@ def _gather_elem(ctx, instr: Instruction, idx) -> str:
     indices = ctx.producers[instr.operands[1]].array_shape
     g = _gather_dims(instr, operand, indices)
     out = instr.array_shape
+    if idx.exprs is None and idx.linear is not None:
+        # the linear index is the enclosing loop's variable: keep the per-dimension
+        # locals derived from it from taking its name
+        ctx.fresh(idx.linear)
     e = ctx.exprs(idx) if out.rank else ()
     batch_out = [d for d in range(out.rank) if d not in g.offset_dims]
     ibatch = _batch_of(g.index_vector_dim, indices.rank)

@@ -1,0 +1,69 @@
+"""Regenerate tests/ops/data/<case>.npz: each op-family case's inputs and the
+outputs XLA:CPU computes for them (tests/oracle/xla.py). Expected values never
+come from aotc.
+
+    python tests/ops/gen_expected.py              # every case
+    python tests/ops/gen_expected.py scatter_     # cases whose name contains a substring
+
+Each npz holds in0, in1, ... (parameter order) and out0, out1, ... (result
+tuple order); bf16 arrays are stored as their uint16 bits. Files are written
+with fixed zip timestamps, so regenerating an unchanged case gives identical bytes.
+"""
+from __future__ import annotations
+
+import importlib
+import io
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.oracle import xla as oracle  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.test_window")
+
+
+def all_cases() -> dict[str, tuple]:
+    cases: dict[str, tuple] = {}
+    for mod in FAMILIES:
+        for name, case in importlib.import_module(mod).CASES.items():
+            if name in cases:
+                raise SystemExit(f"case {name} is defined twice")
+            cases[name] = case
+    return cases
+
+
+def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, a in arrays.items():
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            data = io.BytesIO()
+            np.lib.format.write_array(data, np.ascontiguousarray(oracle.to_npz_array(a)), allow_pickle=False)
+            zf.writestr(info, data.getvalue())
+    path.write_bytes(buf.getvalue())
+
+
+def main(argv: list[str]) -> int:
+    DATA.mkdir(parents=True, exist_ok=True)
+    cases = all_cases()
+    names = [n for n in sorted(cases) if not argv or any(a in n for a in argv)]
+    for name in names:
+        text, inputs, _ = cases[name]
+        outs = oracle.run_hlo(text, inputs)
+        arrays = {f"in{k}": np.asarray(a) for k, a in enumerate(inputs)}
+        arrays.update({f"out{k}": np.asarray(a) for k, a in enumerate(outs)})
+        save_npz(DATA / f"{name}.npz", arrays)
+        print(f"{name}: {len(inputs)} inputs, {len(outs)} outputs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
