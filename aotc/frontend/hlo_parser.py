@@ -12,6 +12,7 @@ minor-to-major order matters.
 """
 from __future__ import annotations
 
+import re
 from math import prod
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from .lexer import MAX_NESTING, Lexer, describe, unquote
 from .literals import parse_literal
 
 INT64_MAX = (1 << 63) - 1
+# element type, dims, layout of a shape without spaces, comments, dynamic dims or tiles
+_PLAIN_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[(\d{1,15}(?:,\d{1,15})*)?\](\{(?:\d{1,3}(?:,\d{1,3})*)?\})?(?![{:\w])")
 SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -331,6 +334,9 @@ class _Parser:
     # array_shape := TYPE '[' [['<='] INT (',' ['<='] INT)*] ']' [layout]
     def array_shape(self) -> ArrayShape:
         lx = self.lx
+        fast = self.plain_array_shape()
+        if fast is not None:
+            return fast
         tok = lx.peek()
         dt = DTYPES.get(tok.text) if tok.kind == "name" else None
         if dt is None:
@@ -362,6 +368,24 @@ class _Parser:
             raise lx.error(f"shape {dt.name}[{','.join(map(str, dims))}] is too large (over 2^63-1 bytes)", tok.pos)
         layout = self.layout(len(dims)) if lx.text.startswith("{", lx.pos) else None
         return ArrayShape(dt, tuple(dims), layout, tuple(dynamic) if any(dynamic) else ())
+
+    def plain_array_shape(self) -> ArrayShape | None:
+        """The common spelling `f32[2,3]{1,0}` in one regex match; None for anything else."""
+        lx = self.lx
+        m = _PLAIN_SHAPE.match(lx.text, lx.skip())
+        if m is None or m.group(1) not in DTYPES:
+            return None
+        dt, dims_text, layout_text = DTYPES[m.group(1)], m.group(2), m.group(3)
+        dims = tuple(map(int, dims_text.split(","))) if dims_text else ()
+        layout = None
+        if layout_text is not None:
+            layout = tuple(map(int, layout_text[1:-1].split(","))) if layout_text != "{}" else ()
+            if sorted(layout) != list(range(len(dims))):
+                return None  # the full path reports it
+        if dt.kind == "token" and dims or prod(dims) * dt.nbytes > INT64_MAX:
+            return None
+        lx.pos = m.end()
+        return ArrayShape(dt, dims, layout)
 
     # layout := '{' [INT (',' INT)*] [':' tiling_and_memory_space] '}'
     def layout(self, rank: int) -> tuple[int, ...]:

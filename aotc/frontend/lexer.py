@@ -17,14 +17,14 @@ from ..hlo.ir import Loc
 # Deepest nesting of tuple shapes, literal braces or raw brackets accepted.
 MAX_NESTING = 200
 
-_TRIVIA = re.compile(r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*.*?\*/)*", re.S)
-_TOKEN = re.compile(
-    r"""(?P<name>%[\w.\-]+|[A-Za-z_](?:[\w.]|-(?!>))*)
+_TRIVIA_RX = r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*.*?\*/)*"
+_TOKEN_RX = r"""(?P<name>%[\w.\-]+|[A-Za-z_](?:[\w.]|-(?!>))*)
       | (?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
       | (?P<string>"(?:[^"\\\n]|\\.)*")
-      | (?P<punct>->|<=|[{}()\[\],=:*?])""",
-    re.X | re.A,
-)
+      | (?P<punct>->|<=|[{}()\[\],=:*?])
+      | (?P<eof>\Z)"""
+_TRIVIA = re.compile(_TRIVIA_RX, re.S)
+_NEXT = re.compile(_TRIVIA_RX + "(?:" + _TOKEN_RX + ")", re.S | re.X | re.A)  # trivia, then one token
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 # Inside a raw value: characters that need attention at depth 0 / inside brackets.
 _RAW_TOP = re.compile(r'[{}()\[\]",\s]|/[*/]')
@@ -103,20 +103,18 @@ class Lexer:
     def peek(self) -> Token:
         if self._peeked is not None and self._peek_from == self.pos:
             return self._peeked
-        start = self.pos
-        pos = self.skip()
-        self.pos = start  # peeking does not move the cursor
-        if pos >= len(self.text):
-            tok = Token("eof", "", pos, pos)
-        else:
-            m = _TOKEN.match(self.text, pos)
-            if m is None:
-                ch = self.text[pos]
-                if ch == '"':
-                    raise self.error("unterminated string", pos)
-                raise self.error(f"unexpected character {char_name(ch)}", pos)
-            tok = Token(m.lastgroup or "punct", m.group(), pos, m.end())
-        self._peeked, self._peek_from = tok, start
+        m = _NEXT.match(self.text, self.pos)
+        if m is None:  # say what stopped the scan
+            start = self.pos
+            pos = self.skip()
+            self.pos = start
+            ch = self.text[pos]
+            if ch == '"':
+                raise self.error("unterminated string", pos)
+            raise self.error(f"unexpected character {char_name(ch)}", pos)
+        kind = m.lastgroup or "punct"
+        tok = Token(kind, m.group(kind), m.start(kind), m.end())
+        self._peeked, self._peek_from = tok, self.pos
         return tok
 
     def next(self) -> Token:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from math import prod
 
+import ml_dtypes
 import numpy as np
 
 from ..hlo.dtypes import DTYPES, DType
@@ -44,6 +45,9 @@ _IEEE = {
 }
 
 
+_MAX_FINITE = {name: float(ml_dtypes.finfo(t.numpy).max) for name, t in DTYPES.items() if t.kind == "float"}
+
+
 def parse_literal(lx: Lexer, shape: Shape) -> Literal:
     """literal := '{...}' | tuple_literal | dense_literal, read at the cursor."""
     if isinstance(shape, TupleShape):
@@ -51,6 +55,9 @@ def parse_literal(lx: Lexer, shape: Shape) -> Literal:
     if shape.is_token:
         raise lx.error("a constant cannot have type token[]", lx.skip())
     start = lx.skip()
+    if lx.text.startswith("{...}", start):
+        lx.pos = start + 5
+        return Literal(shape, None)
     fast = _bulk(lx.text, start, shape)
     if fast is not None:
         values, end = fast
@@ -206,10 +213,10 @@ class _Elements:
         v = float(tok)
         if np.isinf(v) and "inf" not in tok:
             raise self.lx.error(f"value {_show(tok)[1:-1]} is out of range for {dt.name}", pos)
-        if dt.name != "f64":
+        if dt.name != "f64" and abs(v) > _MAX_FINITE[dt.name] and not np.isinf(v):
             with np.errstate(over="ignore", invalid="ignore"):
                 cast = np.array(v).astype(dt.numpy)
-            if (np.isinf(cast) and not np.isinf(v)) or (np.isnan(cast) and not np.isnan(v)):
+            if not np.isfinite(cast):  # beyond the largest finite value plus half an ulp
                 raise self.lx.error(f"value {tok} is out of range for {dt.name}", pos)
         return v
 
