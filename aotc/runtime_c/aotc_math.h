@@ -35,6 +35,8 @@
 #define AOTC__FPENV_X86 1
 #elif defined(__aarch64__)
 #define AOTC__FPENV_AARCH64 1
+#elif defined(__arm__) && defined(__ARM_FP) && (defined(__GNUC__) || defined(__clang__))
+#define AOTC__FPENV_ARM32 1
 #endif
 
 /* ======================================================================== */
@@ -559,23 +561,43 @@ AOTC__DEF_COMPLEX(c128, aotc_c128, double, )
  * thread that runs its work, so the caller's own environment is restored.
  *   x86-64:  MXCSR.FTZ (bit 15) and MXCSR.DAZ (bit 6).
  *   aarch64: FPCR.FZ (bit 24), which flushes both inputs and outputs.
+ *   32-bit ARM with VFP: FPSCR.FZ (bit 24), same meaning.
  *   other targets: no-op (subnormals are then computed exactly; results can
  *   differ from XLA:CPU in the subnormal range only). */
 typedef struct {
   uint64_t saved;
 } aotc_fpenv;
 
+/* Keeps the compiler from moving memory accesses across the switch, so loads
+ * and stores of the generated code stay inside the FTZ region.  Arithmetic
+ * on values held in registers is not pinned (compilers treat FP operations as
+ * free of side effects): a result must be stored to memory before
+ * aotc_fpenv_leave, as generated kernels always do.  Constant expressions are
+ * folded at compile time, without FTZ. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AOTC__COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
+#else
+#define AOTC__COMPILER_BARRIER() ((void)0)
+#endif
+
 AOTC_INLINE void aotc_fpenv_enter(aotc_fpenv* saved) {
 #if defined(AOTC__FPENV_X86)
   unsigned int csr = _mm_getcsr();
   saved->saved = csr;
   _mm_setcsr(csr | 0x8040u);
+  AOTC__COMPILER_BARRIER();
 #elif defined(AOTC__FPENV_AARCH64)
   uint64_t fpcr;
   __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
   saved->saved = fpcr;
   fpcr |= (uint64_t)1 << 24;
   __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+#elif defined(AOTC__FPENV_ARM32)
+  uint32_t fpscr;
+  __asm__ __volatile__("vmrs %0, fpscr" : "=r"(fpscr));
+  saved->saved = fpscr;
+  fpscr |= (uint32_t)1 << 24;
+  __asm__ __volatile__("vmsr fpscr, %0" : : "r"(fpscr) : "memory");
 #else
   saved->saved = 0;
 #endif
@@ -590,6 +612,10 @@ AOTC_INLINE void aotc_fpenv_save(aotc_fpenv* saved) {
   uint64_t fpcr;
   __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
   saved->saved = fpcr;
+#elif defined(AOTC__FPENV_ARM32)
+  uint32_t fpscr;
+  __asm__ __volatile__("vmrs %0, fpscr" : "=r"(fpscr));
+  saved->saved = fpscr;
 #else
   saved->saved = 0;
 #endif
@@ -597,9 +623,12 @@ AOTC_INLINE void aotc_fpenv_save(aotc_fpenv* saved) {
 
 AOTC_INLINE void aotc_fpenv_leave(const aotc_fpenv* saved) {
 #if defined(AOTC__FPENV_X86)
+  AOTC__COMPILER_BARRIER();
   _mm_setcsr((unsigned int)saved->saved);
 #elif defined(AOTC__FPENV_AARCH64)
   __asm__ __volatile__("msr fpcr, %0" : : "r"(saved->saved) : "memory");
+#elif defined(AOTC__FPENV_ARM32)
+  __asm__ __volatile__("vmsr fpscr, %0" : : "r"((uint32_t)saved->saved) : "memory");
 #else
   (void)saved;
 #endif

@@ -38,6 +38,7 @@
 
 struct aotc_pool {
   /* Written by aotc_pool_create before any worker starts; read-only after. */
+  void* allocation;     /* what malloc returned (the pool is aligned inside) */
   int threads;          /* caller + workers */
   pthread_t* workers;   /* threads - 1 handles */
   pthread_mutex_t mutex;
@@ -134,19 +135,21 @@ AOTC_INTERNAL void aotc__pool_free(aotc_pool* p) {
   pthread_cond_destroy(&p->wake);
   pthread_mutex_destroy(&p->mutex);
   free(p->workers);
-  free(p);
+  free(p->allocation);
 }
 
 AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
   if (threads <= 1) return NULL;
-  const size_t size = (sizeof(aotc_pool) + 63u) / 64u * 64u;
-  aotc_pool* p = (aotc_pool*)aligned_alloc(64, size);
-  if (!p) return NULL;
+  /* malloc + manual alignment (aligned_alloc is missing on some C libraries) */
+  char* raw = (char*)malloc(sizeof(aotc_pool) + 64u);
+  if (!raw) return NULL;
+  aotc_pool* p = (aotc_pool*)(void*)(raw + (64u - (uintptr_t)raw % 64u) % 64u);
   memset(p, 0, sizeof *p);
+  p->allocation = raw;
   p->threads = threads;
   p->workers = (pthread_t*)calloc((size_t)threads - 1u, sizeof(pthread_t));
   if (!p->workers) {
-    free(p);
+    free(raw);
     return NULL;
   }
   atomic_init(&p->generation, 0);
@@ -156,7 +159,7 @@ AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
   atomic_flag_clear(&p->busy);
   if (pthread_mutex_init(&p->mutex, NULL) != 0) {
     free(p->workers);
-    free(p);
+    free(raw);
     return NULL;
   }
   pthread_cond_init(&p->wake, NULL);

@@ -2,6 +2,10 @@
 this machine can run (AVX-512, AVX2+FMA, scalar) and on NEON under qemu."""
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -151,3 +155,21 @@ def test_gemm_neon_under_qemu(tmp_path):
     out = run_c_program(cc, [_rt_check_source(tmp_path)], tmp_path / "rt_check_aarch64_scalar",
                         ["-std=c11", "-O2", "-DAOTC_SIMD_SCALAR"], runner=runner)
     assert out.strip() == "ok scalar"
+
+
+@pytest.mark.parametrize("target,qemu", [("arm-linux-musleabihf", "qemu-arm"),
+                                         ("riscv64-linux-musl", "qemu-riscv64")])
+def test_rt_check_other_targets(tmp_path, target, qemu):
+    """32-bit ARM (FPSCR.FZ path) and RISC-V (no FP env control, scalar GEMM),
+    cross-built with zig cc and run under qemu-user."""
+    if importlib.util.find_spec("ziglang") is None or not have_tool(qemu):
+        pytest.skip(f"needs the ziglang package and {qemu}")
+    src = _rt_check_source(tmp_path)
+    exe = tmp_path / f"rt_check_{target}"
+    cmd = [sys.executable, "-m", "ziglang", "cc", "-target", target, "-std=c11", "-O2", "-static",
+           "-Wall", "-Wextra", "-Werror", str(src), "-o", str(exe), "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)}\n{r.stderr}")
+    r = subprocess.run([qemu, str(exe), "10"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok scalar", r.stdout + r.stderr
