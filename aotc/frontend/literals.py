@@ -43,8 +43,7 @@ _IEEE = {
     "f16": (np.uint16, 10), "bf16": (np.uint16, 7), "f32": (np.uint32, 23), "f64": (np.uint64, 52),
     "f8e5m2": (np.uint8, 2), "f8e4m3": (np.uint8, 3), "f8e3m4": (np.uint8, 4),
 }
-
-
+_ELIDED_TAIL = re.compile(r"\.\.\.\}")
 _MAX_FINITE = {name: float(ml_dtypes.finfo(t.numpy).max) for name, t in DTYPES.items() if t.kind == "float"}
 
 
@@ -70,7 +69,7 @@ def parse_literal(lx: Lexer, shape: Shape) -> Literal:
 def _tuple_literal(lx: Lexer, shape: TupleShape) -> Literal:
     if lx.at("{"):
         tok = lx.next()
-        if lx.take(re.compile(r"\.\.\.\}")) is None:
+        if lx.take(_ELIDED_TAIL) is None:
             raise lx.error("expected '(' to start a tuple literal or '{...}'", tok.pos)
         return Literal(shape, None)
     lx.expect("(", "to start a tuple literal")
@@ -107,6 +106,8 @@ def _bulk(text: str, start: int, shape: ArrayShape) -> tuple[np.ndarray, int] | 
         if "/*" in body:
             return None
     compact = body.translate(_WS)
+    if len(compact) < 2 * shape.size + 1:
+        return None  # too short to hold every element (and no huge skeleton is built)
     # Braces and commas exactly as the shape needs, and only number characters besides.
     if compact.translate(_BULK_CHARS[dt.kind]) != _expected_skeleton(shape.dims):
         return None
@@ -213,10 +214,12 @@ class _Elements:
         v = float(tok)
         if np.isinf(v) and "inf" not in tok:
             raise self.lx.error(f"value {_show(tok)[1:-1]} is out of range for {dt.name}", pos)
-        if dt.name != "f64" and abs(v) > _MAX_FINITE[dt.name] and not np.isinf(v):
+        if dt.name != "f64" and abs(v) > _MAX_FINITE[dt.name]:
             with np.errstate(over="ignore", invalid="ignore"):
                 cast = np.array(v).astype(dt.numpy)
-            if not np.isfinite(cast):  # beyond the largest finite value plus half an ulp
+            if np.isinf(v) and not np.isinf(cast):
+                raise self.lx.error(f"{dt.name} has no infinity", pos)
+            if not np.isinf(v) and not np.isfinite(cast):  # beyond the largest finite value plus half an ulp
                 raise self.lx.error(f"value {tok} is out of range for {dt.name}", pos)
         return v
 

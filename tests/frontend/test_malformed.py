@@ -85,6 +85,8 @@ CASES = [
      "4:22: error: integer 999999999999... (5000 characters) is too large"),
     ("literal_f64_out_of_range", entry("  x = f64[2] constant({1e999, 1})"),
      "4:24: error: value 1e999 is out of range for f64"),
+    ("literal_inf_without_infinity", entry("  x = f8e4m3fn[2] constant({1, -inf})"),
+     "4:32: error: f8e4m3fn has no infinity"),
     ("literal_bad_pred", entry("  x = pred[2] constant({true, yes})"),
      "4:31: error: invalid pred value 'yes' (expected true, false, 1 or 0)"),
     ("literal_bad_complex", entry("  x = c64[] constant((1, ))"), "4:26: error: expected the imaginary part, found ')'"),
