@@ -1,11 +1,12 @@
 """Sort, topk and custom-call TopK: shape rules and emission.
 
 All three order an index permutation of each slice with a stable bottom-up
-merge sort (scratch from the arena), calling the comparator as "does element b
-come before element a", so equal elements keep their original order; then they
-permute (or, for top-k, cut) the operands into the outputs. `sort` and TopK call
-their comparator computation as a C function; pre-optimization `topk` compares
-by XLA's total order (NaN above +inf, ties keep the lower index first).
+merge sort (scratch from the arena), asking "does element b come before element
+a", so equal elements keep their original order; then they permute (or, for
+top-k, cut) the operands into the outputs. `sort` calls its comparator
+computation as a C function; `topk` and custom-call TopK compare by XLA's total
+order (-NaN < -inf < ... < +inf < +NaN) as XLA:CPU does, ties keeping the lower
+index first; TopK's comparator computation is not called, as on XLA:CPU.
 """
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ from .registry import OpRule, ShapeError, register
 
 _IDX = 8  # bytes of one permutation entry (int64_t)
 
-# less(eb, ea, ib, ia) -> C condition "element at linear eb sorts before element at linear ea"
-# (ib, ia: their positions along the sorted dimension)
-Less = Callable[[str, str, str, str], str]
+# less(eb, ea) -> C condition "the element at linear index eb sorts before the one at ea"
+Less = Callable[[str, str], str]
 
 
 def emit_sorted_permutation(kb, n: int, less: Less, base: str, stride: int) -> str:
@@ -49,7 +49,7 @@ def emit_sorted_permutation(kb, n: int, less: Less, base: str, stride: int) -> s
     kb.open(f"while ({a} < {mid} && {b} < {hi})")
     kb.line(f"const int64_t {ea} = {at(f'{perm}[{a}]')};")
     kb.line(f"const int64_t {eb} = {at(f'{perm}[{b}]')};")
-    cond = less(eb, ea, f"{perm}[{b}]", f"{perm}[{a}]")
+    cond = less(eb, ea)
     kb.line(f"{tmp}[{t}++] = ({cond}) ? {perm}[{b}++] : {perm}[{a}++];")
     kb.close()
     kb.line(f"while ({a} < {mid}) {tmp}[{t}++] = {perm}[{a}++];")
@@ -82,15 +82,6 @@ def _operand_value(kb, instr: Instruction, k: int, at: str) -> str:
     from ..lower.elemental import load_expr
     buf = kb.buffers[instr.operands[k]]
     return load_expr(buf.shape.dtype, f"{buf.cname}[{at}]")
-
-
-def _parameter_count(kb, comp_name: str) -> int | None:
-    """Number of parameters of a called computation, read through the module that
-    `kb.scalar_function` emits from (None if the builder does not say)."""
-    module = getattr(getattr(kb.scalar_function, "__self__", None), "module", None)
-    if module is None or not module.has_computation(comp_name):
-        return None
-    return len(module.computation(comp_name).parameters)
 
 
 # ------------------------------------------------------------------ sort
@@ -135,7 +126,7 @@ def _sort_kernel(kb, instr: Instruction, outs) -> None:
     fn = kb.scalar_function(instr.attr("to_apply"))
     nops = len(instr.operands)
 
-    def less(eb: str, ea: str, ib: str, ia: str) -> str:
+    def less(eb: str, ea: str) -> str:
         args = []
         for k in range(nops):
             args += [_operand_value(kb, instr, k, eb), _operand_value(kb, instr, k, ea)]
@@ -207,18 +198,17 @@ def _emit_topk(kb, instr: Instruction, outs, less: Less) -> None:
 
 def _topk_kernel(kb, instr: Instruction, outs) -> None:
     dt = kb.producers[instr.operands[0]].array_shape.dtype
-    largest = instr.attr("largest", True)
-    op = ">" if largest else "<"
+    op = ">" if instr.opcode == "custom-call" or instr.attr("largest", True) else "<"
 
     def key(e: str) -> str:
         v = _operand_value(kb, instr, 0, e)
         return f"aotc_totalorder_{suffix(dt)}({v})" if dt.kind == "float" else v
 
-    def less(eb: str, ea: str, ib: str, ia: str) -> str:
+    def less(eb: str, ea: str) -> str:
         return f"{key(eb)} {op} {key(ea)}"
 
     if dt.kind not in ("float", "sint", "uint", "pred"):
-        raise ShapeError(f"topk of {dt.name} values is not supported")
+        raise ShapeError(f"{instr.opcode} of {dt.name} values is not supported")
     _emit_topk(kb, instr, outs, less)
 
 
@@ -247,18 +237,9 @@ def _custom_call_kernel(kb, instr: Instruction, outs) -> None:
     if target != "TopK":
         raise located(f"aotc cannot compile custom-call target \"{target}\" (instruction {instr.name}); "
                       f"only \"TopK\" is supported", instr.loc)
-    (comp,) = instr.called_computations()
-    fn = kb.scalar_function(comp)
-    nparams = _parameter_count(kb, comp)
-    if nparams not in (None, 2, 4):
-        raise located(f"custom-call TopK comparator {comp} takes {nparams} parameters; expected 2 or 4", instr.loc)
-
-    def less(eb: str, ea: str, ib: str, ia: str) -> str:
-        vb, va = _operand_value(kb, instr, 0, eb), _operand_value(kb, instr, 0, ea)
-        args = [vb, va] + ([f"(int32_t){ib}", f"(int32_t){ia}"] if nparams != 2 else [])
-        return f"{fn}({', '.join(args)})"
-
-    _emit_topk(kb, instr, outs, less)
+    # XLA:CPU's TopK runtime ignores the comparator (XLA only forms TopK from a
+    # total-order greater-than sort): largest first in total order, ties by index
+    _topk_kernel(kb, instr, outs)
 
 
 register(OpRule("custom-call", shape=_custom_call_shape, kernel=_custom_call_kernel, scratch_bytes=_topk_scratch,
