@@ -97,18 +97,10 @@ class _Parser:
                 header.append((key.text, Raw(lx.raw_value()[0])))
         frames = self.stack_tables()
         comps: list[Computation] = []
-        names: set[str] = set()
         entry: str | None = None
         while lx.peek().kind != "eof":
-            entry_tok = lx.peek() if lx.at("ENTRY") else None
-            comp = self.computation()
-            if comp.name in names:
-                raise located(f"duplicate computation name '{comp.name}'", comp.loc, lx.text)
-            names.add(comp.name)
-            if comp.is_entry:
-                if entry is not None:
-                    raise lx.error(f"second ENTRY computation (the first is '{entry}')", entry_tok.pos)
-                entry = comp.name
+            comp = self.computation(comps, entry)
+            entry = comp.name if comp.is_entry else entry
             comps.append(comp)
         if entry is None:
             raise lx.error("module has no ENTRY computation", head.pos)
@@ -208,34 +200,35 @@ class _Parser:
         )
 
     # computation := ['ENTRY'] NAME [signature] '{' instruction+ '}'
-    def computation(self) -> Computation:
+    def computation(self, before: list[Computation], entry: str | None) -> Computation:
         lx = self.lx
-        is_entry = lx.accept("ENTRY") is not None
+        entry_tok = lx.accept("ENTRY")
+        if entry_tok is not None and entry is not None:
+            raise lx.error(f"second ENTRY computation (the first is '{entry}')", entry_tok.pos)
         tok = lx.expect_kind("name", "a computation name")
         name = tok.text.lstrip("%")
+        if any(c.name == name for c in before):
+            raise lx.error(f"duplicate computation name '{name}'", tok.pos)
         has_signature = lx.at("(")
         if has_signature:
             self.signature()
         lx.expect("{", f"to start the body of computation '{name}'")
         instructions: list[Instruction] = []
-        by_name: set[str] = set()
+        names: set[str] = set()
         root: str | None = None
         while not lx.accept("}"):
             if lx.peek().kind == "eof":
                 raise lx.error(f"unexpected end of input: computation '{name}' is not closed", lx.peek().pos)
-            root_tok = lx.peek() if lx.at("ROOT") else None
-            instr = self.instruction()
-            if instr.name in by_name:
-                raise located(f"duplicate instruction name '{instr.name}'", instr.loc, lx.text)
-            by_name.add(instr.name)
-            if root_tok is not None:
-                if root is not None:
-                    raise lx.error(f"second ROOT in computation '{name}' (the first is '{root}')", root_tok.pos)
-                root = instr.name
+            root_tok = lx.accept("ROOT")
+            if root_tok is not None and root is not None:
+                raise lx.error(f"second ROOT in computation '{name}' (the first is '{root}')", root_tok.pos)
+            instr = self.instruction(names)
+            names.add(instr.name)
+            root = instr.name if root_tok is not None else root
             instructions.append(instr)
         if not instructions:
             raise lx.error(f"computation '{name}' has no instructions", tok.pos)
-        return Computation(name, tuple(instructions), root or instructions[-1].name, is_entry,
+        return Computation(name, tuple(instructions), root or instructions[-1].name, entry_tok is not None,
                            has_signature, loc=lx.loc(tok.pos))
 
     # signature := '(' [NAME ':' shape (',' NAME ':' shape)*] ')' '->' shape
@@ -253,12 +246,14 @@ class _Parser:
         lx.expect("->", "after the parameter list")
         self.shape()
 
-    # instruction := ['ROOT'] NAME '=' shape OPCODE '(' operands ')' (',' NAME '=' attribute_value)*
-    def instruction(self) -> Instruction:
+    # instruction := NAME '=' shape OPCODE '(' operands ')' (',' NAME '=' attribute_value)*
+    # (after an optional 'ROOT', read by the computation)
+    def instruction(self, taken: set[str]) -> Instruction:
         lx = self.lx
-        lx.accept("ROOT")
         tok = lx.expect_kind("name", "an instruction name or '}'")
         name = tok.text.lstrip("%")
+        if name in taken:
+            raise lx.error(f"duplicate instruction name '{name}'", tok.pos)
         lx.expect("=", f"after instruction name '{name}'")
         shape = self.shape()
         op = lx.expect_kind("name", "an opcode")

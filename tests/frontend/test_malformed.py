@@ -117,6 +117,10 @@ CASES = [
     ("duplicate_computation", H + "f {\n" + P + "}\n\nENTRY f {\n" + P + "}\n",
      "7:7: error: duplicate computation name 'f'"),
     ("duplicate_instruction", entry(P + P), "5:3: error: duplicate instruction name 'p'"),
+    ("second_entry_before_later_error", H + "ENTRY f {\n" + P + "}\n\nENTRY g {\n  q = f32[2]{0} frob(0)\n}\n",
+     "7:1: error: second ENTRY computation (the first is 'f')"),
+    ("duplicate_name_before_later_error", entry(P + "  p = f32[2]{0} frob(0)"),
+     "5:3: error: duplicate instruction name 'p'"),
     ("two_roots", entry("  ROOT a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)"),
      "5:3: error: second ROOT in computation 'e' (the first is 'a')"),
 ]
