@@ -48,7 +48,6 @@ _WINDOW_KEY = re.compile(r"([A-Za-z_]+)=")
 _WINDOW_INTS = re.compile(r"-?\d+(?:x-?\d+)*")
 _WINDOW_PADS = re.compile(r"-?\d+_-?\d+(?:x-?\d+_-?\d+)*")
 _WINDOW_FIELDS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
-_SPACE = re.compile(r"[ \t]*")
 _DIM_LABELS = re.compile(r"([0-9a-z?]+)_([0-9a-z?]+)->([0-9a-z?]+)")
 
 

@@ -97,10 +97,12 @@ class _Parser:
                 header.append((key.text, Raw(lx.raw_value()[0])))
         frames = self.stack_tables()
         comps: list[Computation] = []
+        names: set[str] = set()
         entry: str | None = None
         while lx.peek().kind != "eof":
-            comp = self.computation(comps, entry)
+            comp = self.computation(names, entry)
             entry = comp.name if comp.is_entry else entry
+            names.add(comp.name)
             comps.append(comp)
         if entry is None:
             raise lx.error("module has no ENTRY computation", head.pos)
@@ -200,14 +202,14 @@ class _Parser:
         )
 
     # computation := ['ENTRY'] NAME [signature] '{' instruction+ '}'
-    def computation(self, before: list[Computation], entry: str | None) -> Computation:
+    def computation(self, taken: set[str], entry: str | None) -> Computation:
         lx = self.lx
         entry_tok = lx.accept("ENTRY")
         if entry_tok is not None and entry is not None:
             raise lx.error(f"second ENTRY computation (the first is '{entry}')", entry_tok.pos)
         tok = lx.expect_kind("name", "a computation name")
         name = tok.text.lstrip("%")
-        if any(c.name == name for c in before):
+        if name in taken:
             raise lx.error(f"duplicate computation name '{name}'", tok.pos)
         has_signature = lx.at("(")
         if has_signature:

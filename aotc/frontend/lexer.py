@@ -17,13 +17,16 @@ from ..hlo.ir import Loc
 # Deepest nesting of tuple shapes, literal braces or raw brackets accepted.
 MAX_NESTING = 200
 
-_TRIVIA_RX = r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*.*?\*/)*"
+# Whitespace runs, line comments and block comments, each matchable one way only
+# (so a failing token after long trivia cannot make the regex backtrack exponentially).
+TRIVIA_ITEM = r"[ \t\r\n\f\v]+(?![ \t\r\n\f\v])|//[^\n]*(?![^\n])|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+_TRIVIA_RX = "(?:" + TRIVIA_ITEM + ")*"
 _TOKEN_RX = r"""(?P<name>%[\w.\-]+|[A-Za-z_](?:[\w.]|-(?!>))*)
       | (?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
       | (?P<string>"(?:[^"\\\n]|\\.)*")
       | (?P<punct>->|<=|[{}()\[\],=:*?])
       | (?P<eof>\Z)"""
-_TRIVIA = re.compile(_TRIVIA_RX, re.S)
+_TRIVIA = re.compile(_TRIVIA_RX)
 _NEXT = re.compile(_TRIVIA_RX + "(?:" + _TOKEN_RX + ")", re.S | re.X | re.A)  # trivia, then one token
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 # Inside a raw value: characters that need attention at depth 0 / inside brackets.

@@ -17,7 +17,7 @@ import numpy as np
 from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Literal
 from ..hlo.shape import ArrayShape, Shape, TupleShape
-from .lexer import Lexer
+from .lexer import TRIVIA_ITEM, Lexer
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _WS = {ord(c): None for c in " \t\r\n\f\v"}
@@ -31,11 +31,10 @@ _BULK_CHARS = {
 }
 _PUNCT_TO_SPACE = str.maketrans("{},", "   ")
 _LIT_TOKEN = re.compile(
-    r"(?P<ws>(?:\s+|/\*.*?\*/|//[^\n]*)+)|(?P<elided>\{\.\.\.\})|(?P<p>[{},()])"
-    r"|(?P<v>[-+]?nan\(0x[0-9a-fA-F]+\)|[^\s{},()/]+)|(?P<bad>/)",
-    re.S,
+    r"(?P<ws>(?:" + TRIVIA_ITEM + r")+)|(?P<elided>\{\.\.\.\})|(?P<p>[{},()])"
+    r"|(?P<v>[-+]?nan\(0x[0-9a-fA-F]+\)|[^ \t\r\n\f\v{},()/]+)|(?P<bad>/)"
 )
-_FLOAT = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)")
+_FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)")
 _NAN_PAYLOAD = re.compile(r"([-+]?)nan\(0x([0-9a-fA-F]+)\)")
 _INT = re.compile(r"[-+]?\d+")
 # IEEE-like float types that can carry a NaN payload: (uint view, mantissa bits).

@@ -229,3 +229,15 @@ def test_mutated_corpus_gives_only_located_errors(data) -> None:
         parse_hlo(text, "mutated.hlo")
     except AotcError as e:
         assert e.loc is not None and e.format().startswith("mutated.hlo:")
+
+
+def test_long_trivia_before_an_error_is_linear() -> None:
+    """Comments and blank runs before a bad character are scanned once, not re-split."""
+    import time
+
+    text = "HloModule m\n" + " /* note */ \n // more\n" * 12 + "#"
+    start = time.perf_counter()
+    with pytest.raises(AotcError) as info:
+        parse_hlo(text, "t.hlo")
+    assert time.perf_counter() - start < 1.0
+    assert info.value.format().split("\n")[0] == "t.hlo:26:1: error: unexpected character '#'"
