@@ -153,7 +153,8 @@ def emit_api(p: Program) -> str:
         f"        if (!results[i] && {P}_result_bytes_[i]) return {P}_fail(m, {P}_ERR_NULL_RESULT, \"%s %d (%s) has no buffer\", \"result\", i, {P}_result_names_[i]);",
         f"        if ((uintptr_t)results[i] % {P}_result_align_[i]) return {P}_fail(m, {P}_ERR_MISALIGNED, \"%s %d (%s) is not aligned to its element size\", \"result\", i, {P}_result_names_[i]);",
         "    }",
-        f"    if (!arena && {p.arena_bytes}u) return {P}_fail_msg(m, {P}_ERR_NO_ARENA, \"no arena set: call {P}_set_arena or create the instance with an allocating mode\");",
+        *([f"    if (!arena) return {P}_fail_msg(m, {P}_ERR_NO_ARENA, \"no arena set: call {P}_set_arena or "
+           "create the instance with an allocating mode\");"] if p.arena_bytes else []),
         f"    if ((uintptr_t)arena % 64u) return {P}_fail_msg(m, {P}_ERR_MISALIGNED, \"the arena is not 64-byte aligned\");",
         "    (void)args; (void)results;",
         f"    return {P}_OK;",
