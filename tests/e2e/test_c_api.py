@@ -1,0 +1,126 @@
+"""The generated C API from C: allocation modes, real error messages, the
+stateless entry, introspection, and two instances running in two threads --
+built with AddressSanitizer and UndefinedBehaviorSanitizer."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import aotc
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "corpus", "tf_matmul_and_add")
+SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+DRIVER = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libmm.h"
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "line %d: %s\n", __LINE__, #c); exit(1); } } while (0)
+
+static void fill(mm_instance* m, float s) {
+    float* x = mm_arg_x_data(m); float* y = mm_arg_y_data(m);
+    for (int i = 0; i < 4; ++i) { x[i] = s * (float)(i + 1); y[i] = (float)(i + 5); }
+}
+
+static void* worker(void* arg) {
+    float s = *(float*)arg;
+    mm_instance* m = mm_create(mm_ALLOC_ALL);
+    CHECK(m != NULL);
+    for (int it = 0; it < 2000; ++it) {
+        fill(m, s);
+        CHECK(mm_run(m) == mm_OK);
+        const float* p = mm_result_x_y_prod_data(m);
+        /* [[1 2][3 4]]*s @ [[5 6][7 8]] = s*[[19 22][43 50]] */
+        CHECK(p[0] == 19 * s && p[1] == 22 * s && p[2] == 43 * s && p[3] == 50 * s);
+    }
+    mm_destroy(m);
+    return NULL;
+}
+
+int main(void) {
+    /* introspection */
+    CHECK(MM_NUM_ARGS == 2 && MM_NUM_RESULTS == 2);
+    CHECK(strcmp(mm_arg_name(0), "x") == 0 && strcmp(mm_arg_type(1), "f32") == 0);
+    CHECK(mm_arg_rank(0) == 2 && mm_arg_dims(0)[0] == 2 && mm_arg_dims(0)[1] == 2 && mm_arg_bytes(0) == 16);
+    CHECK(mm_lookup_arg_index("y") == 1 && mm_lookup_arg_index("nope") == -1);
+    CHECK(mm_lookup_result_index("x_y_sum") == 1 && mm_result_name(7) == NULL);
+
+    /* the caller supplies argument buffers; a missing one is reported by name */
+    mm_instance* m = mm_create(mm_ALLOC_RESULTS_AND_TEMPS);
+    CHECK(m != NULL);
+    CHECK(mm_run(m) == mm_ERR_NULL_ARG);
+    CHECK(strstr(mm_error_msg(m), "argument 0 (x) has no buffer") != NULL);
+    float x[4] = {1, 2, 3, 4}, y[4] = {5, 6, 7, 8};
+    CHECK(mm_set_arg_data(m, 0, x) == mm_OK && mm_set_arg_data(m, 1, y) == mm_OK);
+    CHECK(mm_set_arg_data(m, 2, y) == mm_ERR_INDEX);
+    CHECK(mm_run(m) == mm_OK && mm_error_msg(m)[0] == 0);
+    CHECK(((float*)mm_result_data(m, 1))[3] == 12);
+    char* bytes = (char*)malloc(64);
+    CHECK(mm_set_arg_data(m, 0, bytes + 1) == mm_OK);
+    CHECK(mm_run(m) == mm_ERR_MISALIGNED && strstr(mm_error_msg(m), "not aligned") != NULL);
+    free(bytes);
+    CHECK(mm_set_num_threads(m, 0) == mm_ERR_THREADS && mm_set_num_threads(m, 2) == mm_OK);
+    mm_destroy(m);
+
+    /* the caller supplies everything, including the arena */
+    m = mm_create(mm_ALLOC_NONE);
+    float r0[4], r1[4];
+    CHECK(mm_set_arg_data(m, 0, x) == mm_OK && mm_set_arg_data(m, 1, y) == mm_OK);
+    CHECK(mm_run(m) == mm_ERR_NULL_RESULT);
+    mm_set_result_data(m, 0, r0);
+    mm_set_result_data(m, 1, r1);
+    void* arena = NULL;
+    if (MM_ARENA_BYTES) {
+        CHECK(mm_run(m) == mm_ERR_NO_ARENA);
+        CHECK(posix_memalign(&arena, 64, MM_ARENA_BYTES) == 0);
+        mm_set_arena(m, arena);
+    }
+    CHECK(mm_run(m) == mm_OK && r0[0] == 19 && r1[0] == 6);
+    mm_destroy(m);
+
+    /* stateless entry */
+    void* args[2] = {x, y};
+    void* results[2] = {r0, r1};
+    memset(r0, 0, sizeof r0);
+    CHECK(mm_run_with(args, results, arena) == mm_OK && r0[3] == 50);
+    free(arena);
+
+    /* two instances, two threads */
+    pthread_t t1, t2;
+    float s1 = 1.0f, s2 = 3.0f;
+    pthread_create(&t1, NULL, worker, &s1);
+    pthread_create(&t2, NULL, worker, &s2);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    puts("ok");
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_c_api_under_sanitizers(tmp_path):
+    res = aotc.compile(os.path.join(DATA, "model.hlo"), config=os.path.join(DATA, "cfg.yaml"),
+                       out=str(tmp_path / "libmm"), options=aotc.CompileOptions(name="mm", emit=()))
+    drv = tmp_path / "driver.c"
+    drv.write_text(DRIVER)
+    exe = str(tmp_path / "driver")
+    cmd = ["gcc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-g", *SAN,
+           "-I", str(tmp_path), str(drv), res.c_path, "-lm", "-lpthread", "-o", exe]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([exe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_compile_writes_nothing_on_error(tmp_path):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule m\n\nENTRY main {\n  ROOT x = f32[2] parameter(0)\n  y = f32[3] negate(x)\n}\n")
+    with pytest.raises(aotc.AotcError) as e:
+        aotc.compile(str(bad), out=str(tmp_path / "out" / "libbad"))
+    assert "bad.hlo:5:" in e.value.format()
+    assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
