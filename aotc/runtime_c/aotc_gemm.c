@@ -24,7 +24,8 @@
 
 /* ---- per-ISA vector vocabulary ------------------------------------------ */
 /* _T vector type, _L lanes, _LOAD aligned load, _LOADU/_STOREU unaligned,
- * _BCAST(p) splat *p, _FMA(a, b, c) = a*b + c, _ADD, _ZERO. */
+ * _BCAST(p) splat *p, _FMA(a, b, c) = a*b + c, _ADD, _ZERO, _REDUCE(v) sum
+ * of the lanes. */
 #if defined(AOTC_HAVE_AVX512F)
 #define AOTC__SV_T __m512
 #define AOTC__SV_L 16
@@ -44,6 +45,8 @@
 #define AOTC__DV_FMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
 #define AOTC__DV_ADD(a, b) _mm512_add_pd((a), (b))
 #define AOTC__DV_ZERO() _mm512_setzero_pd()
+#define AOTC__SV_REDUCE(v) _mm512_reduce_add_ps(v)
+#define AOTC__DV_REDUCE(v) _mm512_reduce_add_pd(v)
 #define AOTC__GEMM_VECTOR 1
 #elif defined(AOTC_HAVE_AVX2)
 #define AOTC__SV_T __m256
@@ -64,6 +67,18 @@
 #define AOTC__DV_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define AOTC__DV_ADD(a, b) _mm256_add_pd((a), (b))
 #define AOTC__DV_ZERO() _mm256_setzero_pd()
+AOTC_INLINE float aotc__hsum_ps256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#define AOTC__SV_REDUCE(v) aotc__hsum_ps256(v)
+#define AOTC__DV_REDUCE(v) aotc__hsum_pd256(v)
 #define AOTC__GEMM_VECTOR 1
 #elif defined(AOTC_HAVE_NEON)
 #define AOTC__SV_T float32x4_t
@@ -84,6 +99,8 @@
 #define AOTC__DV_FMA(a, b, c) vfmaq_f64((c), (a), (b))
 #define AOTC__DV_ADD(a, b) vaddq_f64((a), (b))
 #define AOTC__DV_ZERO() vdupq_n_f64(0.0)
+#define AOTC__SV_REDUCE(v) vaddvq_f32(v)
+#define AOTC__DV_REDUCE(v) vaddvq_f64(v)
 #define AOTC__GEMM_VECTOR 1
 #endif
 
@@ -164,6 +181,169 @@ AOTC__DEF_SKERNEL(aotc__sgemm_kernel, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
 AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
 #endif
 
+/* ---- matrix-vector shapes (M == 1 or N == 1) ------------------------------ */
+/* Packing would read the matrix twice and pad the vector to a whole tile, so
+ * these shapes stream the matrix once instead:
+ *   axpy: out[i] = sum_k coef[k*cs] * rows[k*rs + i], i < len (rows contiguous)
+ *   dot:  out[r*os] = sum_k rows[r*rs + k] * vec[k], r < count (rows contiguous)
+ */
+#define AOTC__AXPY_CHUNK 2048 /* output elements kept in L1 per pass over K */
+#if defined(AOTC__GEMM_VECTOR)
+#define AOTC__DEF_GEMV(NAME, T, P)                                                         \
+  AOTC_INTERNAL void NAME##_axpy(int64_t len, int64_t K, const T* coef, int64_t cs,        \
+                                 const T* rows, int64_t rs, T* AOTC_RESTRICT out) {        \
+    for (int64_t i0 = 0; i0 < len; i0 += AOTC__AXPY_CHUNK) {                               \
+      const int64_t il = len - i0 < AOTC__AXPY_CHUNK ? len - i0 : AOTC__AXPY_CHUNK;         \
+      const int64_t iv = il / P##_L * P##_L;                                                \
+      T* o = out + i0;                                                                      \
+      for (int64_t i = 0; i < il; ++i) o[i] = 0;                                            \
+      int64_t k = 0;                                                                        \
+      for (; k + 4 <= K; k += 4) {                                                          \
+        const T c0 = coef[k * cs], c1 = coef[(k + 1) * cs];                                 \
+        const T c2 = coef[(k + 2) * cs], c3 = coef[(k + 3) * cs];                           \
+        const P##_T v0 = P##_BCAST(&c0), v1 = P##_BCAST(&c1);                              \
+        const P##_T v2 = P##_BCAST(&c2), v3 = P##_BCAST(&c3);                               \
+        const T* r0 = rows + k * rs + i0;                                                   \
+        const T* r1 = r0 + rs;                                                              \
+        const T* r2 = r1 + rs;                                                              \
+        const T* r3 = r2 + rs;                                                              \
+        for (int64_t i = 0; i < iv; i += P##_L) {                                           \
+          P##_T acc = P##_LOADU(o + i);                                                     \
+          acc = P##_FMA(v0, P##_LOADU(r0 + i), acc);                                        \
+          acc = P##_FMA(v1, P##_LOADU(r1 + i), acc);                                        \
+          acc = P##_FMA(v2, P##_LOADU(r2 + i), acc);                                        \
+          acc = P##_FMA(v3, P##_LOADU(r3 + i), acc);                                        \
+          P##_STOREU(o + i, acc);                                                           \
+        }                                                                                   \
+        for (int64_t i = iv; i < il; ++i)                                                   \
+          o[i] = o[i] + c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];                  \
+      }                                                                                     \
+      for (; k < K; ++k) {                                                                  \
+        const T c0 = coef[k * cs];                                                          \
+        const P##_T v0 = P##_BCAST(&c0);                                                    \
+        const T* r0 = rows + k * rs + i0;                                                   \
+        for (int64_t i = 0; i < iv; i += P##_L)                                             \
+          P##_STOREU(o + i, P##_FMA(v0, P##_LOADU(r0 + i), P##_LOADU(o + i)));              \
+        for (int64_t i = iv; i < il; ++i) o[i] = o[i] + c0 * r0[i];                         \
+      }                                                                                     \
+    }                                                                                       \
+  }                                                                                         \
+  AOTC_INTERNAL void NAME##_dot(int64_t count, int64_t K, const T* rows, int64_t rs,        \
+                                const T* AOTC_RESTRICT vec, T* out, int64_t os) {           \
+    const int64_t kv = K / P##_L * P##_L;                                                   \
+    int64_t r = 0;                                                                          \
+    for (; r + 4 <= count; r += 4) {                                                        \
+      const T* a0 = rows + r * rs;                                                          \
+      const T* a1 = a0 + rs;                                                                \
+      const T* a2 = a1 + rs;                                                                \
+      const T* a3 = a2 + rs;                                                                \
+      P##_T s0 = P##_ZERO(), s1 = P##_ZERO(), s2 = P##_ZERO(), s3 = P##_ZERO();             \
+      for (int64_t k = 0; k < kv; k += P##_L) {                                             \
+        const P##_T v = P##_LOADU(vec + k);                                                 \
+        s0 = P##_FMA(P##_LOADU(a0 + k), v, s0);                                             \
+        s1 = P##_FMA(P##_LOADU(a1 + k), v, s1);                                             \
+        s2 = P##_FMA(P##_LOADU(a2 + k), v, s2);                                             \
+        s3 = P##_FMA(P##_LOADU(a3 + k), v, s3);                                             \
+      }                                                                                     \
+      T t0 = P##_REDUCE(s0), t1 = P##_REDUCE(s1), t2 = P##_REDUCE(s2), t3 = P##_REDUCE(s3); \
+      for (int64_t k = kv; k < K; ++k) {                                                    \
+        t0 += a0[k] * vec[k];                                                               \
+        t1 += a1[k] * vec[k];                                                               \
+        t2 += a2[k] * vec[k];                                                               \
+        t3 += a3[k] * vec[k];                                                               \
+      }                                                                                     \
+      out[r * os] = t0;                                                                     \
+      out[(r + 1) * os] = t1;                                                               \
+      out[(r + 2) * os] = t2;                                                               \
+      out[(r + 3) * os] = t3;                                                               \
+    }                                                                                       \
+    for (; r < count; ++r) {                                                                \
+      const T* a0 = rows + r * rs;                                                          \
+      P##_T s0 = P##_ZERO();                                                                \
+      for (int64_t k = 0; k < kv; k += P##_L)                                               \
+        s0 = P##_FMA(P##_LOADU(a0 + k), P##_LOADU(vec + k), s0);                            \
+      T t0 = P##_REDUCE(s0);                                                                \
+      for (int64_t k = kv; k < K; ++k) t0 += a0[k] * vec[k];                                \
+      out[r * os] = t0;                                                                     \
+    }                                                                                       \
+  }
+AOTC__DEF_GEMV(aotc_sgemm, float, AOTC__SV)
+AOTC__DEF_GEMV(aotc_dgemm, double, AOTC__DV)
+#else
+/* portable: eight partial sums per dot product (a fixed summation order
+ * compilers can vectorise without reassociating) */
+#define AOTC__DEF_GEMV(NAME, T, P)                                                         \
+  AOTC_INTERNAL void NAME##_axpy(int64_t len, int64_t K, const T* coef, int64_t cs,        \
+                                 const T* rows, int64_t rs, T* AOTC_RESTRICT out) {        \
+    for (int64_t i0 = 0; i0 < len; i0 += AOTC__AXPY_CHUNK) {                               \
+      const int64_t il = len - i0 < AOTC__AXPY_CHUNK ? len - i0 : AOTC__AXPY_CHUNK;         \
+      T* o = out + i0;                                                                      \
+      for (int64_t i = 0; i < il; ++i) o[i] = 0;                                            \
+      for (int64_t k = 0; k < K; ++k) {                                                     \
+        const T c = coef[k * cs];                                                           \
+        const T* AOTC_RESTRICT r = rows + k * rs + i0;                                      \
+        for (int64_t i = 0; i < il; ++i) o[i] += c * r[i];                                  \
+      }                                                                                     \
+    }                                                                                       \
+  }                                                                                         \
+  AOTC_INTERNAL void NAME##_dot(int64_t count, int64_t K, const T* rows, int64_t rs,        \
+                                const T* AOTC_RESTRICT vec, T* out, int64_t os) {           \
+    const int64_t k8 = K / 8 * 8;                                                           \
+    for (int64_t r = 0; r < count; ++r) {                                                   \
+      const T* a = rows + r * rs;                                                           \
+      T s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                    \
+      for (int64_t k = 0; k < k8; k += 8)                                                   \
+        for (int j = 0; j < 8; ++j) s[j] += a[k + j] * vec[k + j];                          \
+      T t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));              \
+      for (int64_t k = k8; k < K; ++k) t += a[k] * vec[k];                                  \
+      out[r * os] = t;                                                                      \
+    }                                                                                       \
+  }
+AOTC__DEF_GEMV(aotc_sgemm, float, AOTC__SV)
+AOTC__DEF_GEMV(aotc_dgemm, double, AOTC__DV)
+#endif
+
+/* Runs a matrix-vector shape through axpy/dot and returns 1, or returns 0 if
+ * the shape or strides do not fit them (then the blocked path runs). */
+#define AOTC__DEF_GEMV_DISPATCH(NAME, T)                                                    \
+  AOTC_INTERNAL int NAME##_vector_shape(int64_t M, int64_t N, int64_t K, const T* A,        \
+                                        int64_t a_rs, int64_t a_cs, const T* B,            \
+                                        int64_t b_rs, int64_t b_cs, T* C, int64_t ldc,     \
+                                        void* scratch) {                                   \
+    const int64_t fits = (int64_t)(AOTC_GEMM_SCRATCH_BYTES / sizeof(T));                   \
+    if (N == 1 && a_cs == 1 && (b_rs == 1 || K <= fits)) { /* rows of A . column of B */  \
+      const T* v = B;                                                                      \
+      if (b_rs != 1) {                                                                     \
+        T* tmp = (T*)scratch;                                                              \
+        for (int64_t k = 0; k < K; ++k) tmp[k] = B[k * b_rs];                              \
+        v = tmp;                                                                           \
+      }                                                                                    \
+      NAME##_dot(M, K, A, a_rs, v, C, ldc);                                                \
+      return 1;                                                                            \
+    }                                                                                      \
+    if (M == 1 && b_rs == 1 && (a_cs == 1 || K <= fits)) { /* row of A . columns of B */  \
+      const T* v = A;                                                                      \
+      if (a_cs != 1) {                                                                     \
+        T* tmp = (T*)scratch;                                                              \
+        for (int64_t k = 0; k < K; ++k) tmp[k] = A[k * a_cs];                              \
+        v = tmp;                                                                           \
+      }                                                                                    \
+      NAME##_dot(N, K, B, b_cs, v, C, 1);                                                  \
+      return 1;                                                                            \
+    }                                                                                      \
+    if (M == 1 && b_cs == 1) { /* sum over k of A[k] * row k of B */                       \
+      NAME##_axpy(N, K, A, a_cs, B, b_rs, C);                                              \
+      return 1;                                                                            \
+    }                                                                                      \
+    if (N == 1 && a_rs == 1 && ldc == 1) { /* sum over k of B[k] * column k of A */        \
+      NAME##_axpy(M, K, B, b_rs, A, a_cs, C);                                              \
+      return 1;                                                                            \
+    }                                                                                      \
+    return 0;                                                                              \
+  }
+AOTC__DEF_GEMV_DISPATCH(aotc_sgemm, float)
+AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
+
 /* ---- packing and the blocked driver --------------------------------------- */
 /* copy one NR-wide row of B into a packed panel (a plain loop would become a
  * memcpy call per row) */
@@ -233,6 +413,9 @@ AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
         for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = 0;                                \
       return;                                                                              \
     }                                                                                      \
+    if ((M == 1 || N == 1) &&                                                              \
+        NAME##_vector_shape(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch))       \
+      return;                                                                              \
     T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \
     T* bp = ap + ((size_t)P##_MC * P##_KC + 15u) / 16u * 16u; /* stays 64-byte aligned */ \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \

@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
       {0, 3, 3}, {3, 0, 3}, {3, 3, 0}, {1, 1, 1}, {1, 1, 300},
       {AOTC_SGEMM_MR, AOTC_SGEMM_NR, 7}, {AOTC_SGEMM_MR + 1, AOTC_SGEMM_NR + 1, 9},
       {AOTC_DGEMM_MR - 1, AOTC_DGEMM_NR - 1, 257}, {AOTC_SGEMM_MC + 3, 20, 5},
-      {2, AOTC_SGEMM_NC + 3, 4}, {2, AOTC_DGEMM_NC + 3, 4}, {30, 30, 2 * AOTC_SGEMM_KC + 1}};
+      {2, AOTC_SGEMM_NC + 3, 4}, {2, AOTC_DGEMM_NC + 3, 4}, {30, 30, 2 * AOTC_SGEMM_KC + 1},
+      {1, 37, 50}, {37, 1, 50}, {1, 2500, 9}, {2500, 1, 9}, {1, 33, 1000}, {33, 1, 1000}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i)
     for (int layout = 0; layout < 6; ++layout) {
       check_sgemm(fixed[i][0], fixed[i][1], fixed[i][2], layout, scratch);

@@ -119,6 +119,21 @@ def test_gemm_empty(gemm_rt, dtype):
         assert np.all(np.isnan(C))
 
 
+VECTOR_SHAPES = [(1, 1, 1), (1, 1, 17), (1, 5, 3), (5, 1, 3), (1, 100, 257), (100, 1, 257),
+                 (1, 2049, 6), (2049, 1, 6), (1, 4100, 9), (3, 1, 1000), (1, 3, 1000),
+                 (1, 31, 5000), (31, 1, 5000)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("ldc_pad", [0, 2])
+def test_gemm_vector_shapes(gemm_rt, dtype, ldc_pad):
+    """M == 1 or N == 1 take the streaming axpy/dot paths for most layouts."""
+    for layout in LAYOUTS:
+        for i, (M, N, K) in enumerate(VECTOR_SHAPES):
+            C, ref, mag = run_gemm(gemm_rt, dtype, M, N, K, layout, seed=i, ldc_pad=ldc_pad)
+            check(C, ref, mag, M, N, K, dtype)
+
+
 def test_gemm_large_matches_numpy(gemm_rt):
     C, ref, mag = run_gemm(gemm_rt, np.float32, 300, 260, 700, "rowmajor", seed=5, ldc_pad=0)
     check(C, ref, mag, 300, 260, 700, np.float32)
