@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -274,46 +275,110 @@ def have_aarch64() -> tuple[bool, str]:
     return (not missing, "missing " + " and ".join(missing) if missing else "")
 
 
-class ModelCache:
-    """Compiles and loads each case once per session; failures are remembered so
-    every parametrization of a case reports the same error without recompiling."""
+def _compile_and_load(case: FixtureCase, root: Path):
+    aotc = require_aotc("compile", "load", "CompileOptions")
+    out = root / case.name
+    out.mkdir(parents=True, exist_ok=True)
+    # One C compile gives both the object file and the shared library load() uses.
+    res = aotc.compile(str(case.model_path), config=str(case.cfg_path),
+                       out=str(out / f"lib{case.name}"),
+                       options=aotc.CompileOptions(emit=("o", "so")))
+    return aotc.load(res)
 
-    def __init__(self, root: Path):
+
+class ModelCache:
+    """Compiles and loads each case once per session. The cases the selected tests
+    need are compiled ahead on two worker threads (the C compiler dominates and runs
+    outside the GIL); failures are remembered so every parametrization of a case
+    reports the same error without recompiling."""
+
+    def __init__(self, root: Path, ahead: list[FixtureCase] = (), workers: int = 2):
         self.root = root
-        self._models: dict[str, object] = {}
+        self._futures: dict[str, Future] = {}
         self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aotc-build")
+        for case in ahead:
+            self._submit(case)
+
+    def _submit(self, case: FixtureCase) -> Future:
+        with self._lock:
+            fut = self._futures.get(case.name)
+            if fut is None:
+                fut = self._futures[case.name] = self._pool.submit(_compile_and_load, case,
+                                                                   self.root)
+            return fut
 
     def get(self, case: FixtureCase):
-        aotc = require_aotc("compile", "load", "CompileOptions")
-        with self._lock:
-            hit = self._models.get(case.name)
-            if hit is None:
-                try:
-                    out = self.root / case.name
-                    out.mkdir(parents=True, exist_ok=True)
-                    res = aotc.compile(str(case.model_path), config=str(case.cfg_path),
-                                       out=str(out / f"lib{case.name}"),
-                                       options=aotc.CompileOptions())
-                    hit = ("ok", aotc.load(res))
-                except Exception as e:  # reported by every test of this case
-                    hit = ("error", e)
-                self._models[case.name] = hit
-        kind, value = hit
-        if kind == "error":
+        require_aotc("compile", "load", "CompileOptions")
+        try:
+            return self._submit(case).result()
+        except pytest.skip.Exception:
+            raise
+        except Exception as e:
             raise AssertionError(f"{case.name}: compile/load failed: "
-                                 f"{type(value).__name__}: {value}") from value
-        return value
+                                 f"{type(e).__name__}: {e}") from e
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+_AHEAD: list[FixtureCase] = []
+
+
+def pytest_collection_finish(session):
+    """Remember, in test order, the cases whose selected tests compile a model."""
+    seen = set()
+    _AHEAD.clear()
+    for item in session.items:
+        spec = getattr(item, "callspec", None)
+        if spec is None or "models" not in getattr(item, "fixturenames", ()):
+            continue
+        for key in ("op_case", "model_case"):
+            case = spec.params.get(key)
+            if case is not None and case.name not in seen:
+                seen.add(case.name)
+                _AHEAD.append(case)
 
 
 @pytest.fixture(scope="session")
-def models(tmp_path_factory) -> ModelCache:
-    return ModelCache(tmp_path_factory.mktemp("aotc_models"))
+def models(tmp_path_factory):
+    try:
+        import aotc
+        ahead = _AHEAD if all(hasattr(aotc, a) for a in ("compile", "load")) else []
+    except Exception:
+        ahead = []
+    cache = ModelCache(tmp_path_factory.mktemp("aotc_models"), ahead)
+    yield cache
+    cache.close()
 
 
 # ------------------------------------------------------------------ parametrization
 
+# Cases where aotc's output differs from XLA:CPU's today, each with what differs.
+# Strict: once aotc matches XLA the test XPASSes and fails, so remove the entry then.
+_FTZ_MINMAX = ("XLA:CPU flushes subnormal results of maximum/minimum to zero (FTZ); aotc "
+               "returns the subnormal")
+KNOWN_DIVERGENCES = {
+    **{f"{op}_{t}": _FTZ_MINMAX for op in ("maximum", "minimum") for t in ("f32", "f64", "bf16")},
+    **{f"clamp_array_{t}": _FTZ_MINMAX for t in ("f32", "f64", "bf16")},
+    **{f"clamp_scalar_{t}": _FTZ_MINMAX for t in ("f32", "bf16")},
+    **{f"log_{t}": "XLA:CPU reads a subnormal operand of log as zero (DAZ): log(+-subnormal) = "
+                   "-inf; aotc gives the finite log / NaN" for t in ("f32", "f64", "bf16")},
+    "convert_from_bf16": "XLA:CPU converts a subnormal bf16 to pred true (no DAZ in this "
+                         "convert); aotc gives false",
+    "reduce_no_dims_f32": "XLA:CPU returns the operand of a reduce over no dimensions unchanged "
+                          "(-0 and subnormals kept); aotc applies init+x",
+}
+
+
 def _ids(cases):
     return [c.name for c in cases]
+
+
+def _with_known(cases):
+    return [pytest.param(c, id=c.name, marks=pytest.mark.xfail(
+        reason=f"known divergence from XLA: {KNOWN_DIVERGENCES[c.name]}", strict=True))
+            if c.name in KNOWN_DIVERGENCES else pytest.param(c, id=c.name) for c in cases]
 
 
 def pytest_generate_tests(metafunc):
@@ -321,7 +386,7 @@ def pytest_generate_tests(metafunc):
         cases = list_cases(FIXTURES, "op")
         if metafunc.definition.get_closest_marker("jax"):
             cases = live_sample(cases)
-        metafunc.parametrize("op_case", cases, ids=_ids(cases))
+        metafunc.parametrize("op_case", _with_known(cases))
     if "model_case" in metafunc.fixturenames:
         cases = list_cases(FIXTURES, "model")
         metafunc.parametrize("model_case", cases, ids=_ids(cases))
