@@ -60,7 +60,11 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
         kb.loop(f"r{j}", in_dims[d])
         sub[d] = f"r{j}"
     xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
-    if n == 1:
+    if not rdims:
+        # XLA returns the operands of a reduce over no dimensions unchanged (no reducer call)
+        for acc, x in zip(accs, xs):
+            kb.line(f"{acc} = {x};")
+    elif n == 1:
         kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
     else:
         ptrs = ", ".join(f"&{a}" for a in accs)

@@ -366,8 +366,6 @@ KNOWN_DIVERGENCES = {
                    "-inf; aotc gives the finite log / NaN" for t in ("f32", "f64", "bf16")},
     "convert_from_bf16": "XLA:CPU converts a subnormal bf16 to pred true (no DAZ in this "
                          "convert); aotc gives false",
-    "reduce_no_dims_f32": "XLA:CPU returns the operand of a reduce over no dimensions unchanged "
-                          "(-0 and subnormals kept); aotc applies init+x",
 }
 
 
