@@ -263,11 +263,24 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
     T s = copysign##SFX(a != 0 ? (T)1 : (T)0, a);                                         \
     return a != a ? a : s;                                                                \
   }                                                                                       \
-  AOTC_INLINE T aotc_round_afz_##N(T a) { return round##SFX(a); }                         \
   /* round half to even; assumes the default rounding mode (never changed) */             \
   AOTC_INLINE T aotc_round_even_##N(T a) { return nearbyint##SFX(a); }                    \
-  AOTC_INLINE T aotc_floor_##N(T a) { return floor##SFX(a); }                             \
-  AOTC_INLINE T aotc_ceil_##N(T a) { return ceil##SFX(a); }                               \
+  /* round, floor and ceil are derived from nearbyint (one vector instruction on          \
+   * SSE4.1/AVX/NEON, which compilers vectorise without -ffast-math; the libm             \
+   * calls they replace are not).  a - r is exact; a result of 0 takes the sign           \
+   * of a; NaN and +-inf pass through. */                                                 \
+  AOTC_INLINE T aotc_round_afz_##N(T a) {                                                 \
+    T r = nearbyint##SFX(a);                                                              \
+    return fabs##SFX(a - r) == (T)0.5 ? a + copysign##SFX((T)0.5, a) : r;                 \
+  }                                                                                       \
+  AOTC_INLINE T aotc_floor_##N(T a) {                                                     \
+    T r = nearbyint##SFX(a);                                                              \
+    return copysign##SFX(r > a ? r - (T)1 : r, a);                                        \
+  }                                                                                       \
+  AOTC_INLINE T aotc_ceil_##N(T a) {                                                      \
+    T r = nearbyint##SFX(a);                                                              \
+    return copysign##SFX(r < a ? r + (T)1 : r, a);                                        \
+  }                                                                                       \
   AOTC_INLINE T aotc_sqrt_##N(T a) { return sqrt##SFX(a); }                               \
   /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
@@ -495,12 +508,38 @@ AOTC_INLINE float aotc_f16_to_f32(uint16_t h) {
   return aotc_bitcast_u32_f32(bits);
 }
 
-AOTC_INLINE uint16_t aotc_f32_to_f16(float f) {
-  return aotc__narrow_from32(aotc_bitcast_f32_u32(f), 5u, 10u);
+/* round an f32 to the nearest f16 value, kept in a float.  Branch-free so
+ * loops of it vectorise:
+ *  - f16 normal range: round the f32 mantissa to 10 bits on the bit pattern
+ *    (a carry into the exponent is correct; reaching 65536 means inf);
+ *  - f16 subnormal range (|f| < 2^-14): the result is a multiple of 2^-24,
+ *    nearbyint(|f| * 2^24) * 2^-24.  Every intermediate is a normal f32 or
+ *    zero, so FTZ/DAZ cannot change it (an f32-subnormal input rounds to 0
+ *    either way);
+ *  - NaN: made quiet, low 13 payload bits dropped (as f32 -> f16 -> f32). */
+AOTC_INLINE float aotc_round_f16(float f) {
+  const uint32_t u = aotc_bitcast_f32_u32(f);
+  const uint32_t a = u & 0x7FFFFFFFu;
+  uint32_t normal = (a + 0xFFFu + ((a >> 13) & 1u)) & 0xFFFFE000u;
+  normal = normal >= 0x47800000u ? 0x7F800000u : normal;
+  const float sub = nearbyintf(aotc_bitcast_u32_f32(a) * 16777216.0f) * 5.9604644775390625e-8f;
+  uint32_t r = a < 0x38800000u ? aotc_bitcast_f32_u32(sub) : normal;
+  r = a > 0x7F800000u ? (a | 0x00400000u) & 0xFFFFE000u : r;
+  return aotc_bitcast_u32_f32((u & 0x80000000u) | r);
 }
 
-/* round an f32 to the nearest f16 value, kept in a float */
-AOTC_INLINE float aotc_round_f16(float f) { return aotc_f16_to_f32(aotc_f32_to_f16(f)); }
+/* f32 -> f16 bits: aotc_round_f16, then re-encoding the (now exact) value. */
+AOTC_INLINE uint16_t aotc_f32_to_f16(float f) {
+  const uint32_t r = aotc_bitcast_f32_u32(aotc_round_f16(f));
+  const uint32_t a = r & 0x7FFFFFFFu;
+  const uint32_t sign = (r >> 16) & 0x8000u;
+  const uint32_t normal = (a >> 13) - (112u << 10);                 /* rebias 127 -> 15 */
+  const uint32_t special = 0x7C00u | ((a >> 13) & 0x3FFu);          /* inf, NaN */
+  /* subnormal: |r| * 2^24 is an integer < 1024 (other lanes convert 0) */
+  const uint32_t sub = (uint32_t)(aotc_bitcast_u32_f32(a < 0x38800000u ? a : 0u) * 16777216.0f);
+  const uint32_t h = a >= 0x7F800000u ? special : a >= 0x38800000u ? normal : sub;
+  return (uint16_t)(sign | h);
+}
 
 AOTC_INLINE double aotc_bf16_to_f64(uint16_t h) { return (double)aotc_bf16_to_f32(h); }
 AOTC_INLINE double aotc_f16_to_f64(uint16_t h) { return (double)aotc_f16_to_f32(h); }

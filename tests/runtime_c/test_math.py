@@ -368,6 +368,14 @@ def float_exact_groups() -> list[Group]:
                       ("ceil", lambda x: x if not math.isfinite(x) else math.copysign(float(math.ceil(x)), x)),
                       ("sqrt", lambda x: _sqrt(x, rnd))):
             out.append(Group(f"aotc_{op}_{t}", t, (t,), one, [f(a) for a, in one]))
+        rng = np.random.default_rng(7)
+        rand = [float(v) for v in rng.uniform(-1, 1, 300) * 2.0 ** rng.integers(-3, 60, 300)]
+        rand += [k + 0.5 for k in range(-6, 6)] + [-(2.0 ** 23) - 0.5, 2.0 ** 52 + 1, -(2.0 ** 23) + 0.5]
+        rand = [to_f32(v) if t == "f32" else v for v in rand]
+        for op, f in (("round_afz", _round_afz), ("round_even", _round_even),
+                      ("floor", lambda x: math.copysign(float(math.floor(x)), x)),
+                      ("ceil", lambda x: math.copysign(float(math.ceil(x)), x))):
+            out.append(Group(f"aotc_{op}_{t}", t, (t,), [(x,) for x in rand], [f(x) for x in rand]))
         out.append(Group(f"aotc_is_finite_{t}", "pred", (t,), one,
                          [int(math.isfinite(a)) for a, in one]))
         out.append(Group(f"aotc_is_nan_{t}", "pred", (t,), one, [int(math.isnan(a)) for a, in one]))
@@ -497,13 +505,69 @@ def cvt_groups() -> list[Group]:
     return out
 
 
-def complex_groups() -> list[Group]:
-    return []  # complex results are structs; tested directly in test_complex
+def _half_ref_bits(x: float, ebits: int, mbits: int) -> int | None:
+    """Bits of round_to_format(x) in the half format; None for NaN."""
+    if math.isnan(x):
+        return None
+    v = round_to_format(x, ebits, mbits)
+    total = 1 + ebits + mbits
+    sign = (1 << (total - 1)) if math.copysign(1, v) < 0 else 0
+    v = abs(v)
+    if math.isinf(v):
+        return sign | (((1 << ebits) - 1) << mbits)
+    bias = (1 << (ebits - 1)) - 1
+    if v == 0:
+        return sign
+    q = Fraction(v)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    if e < 1 - bias:  # subnormal
+        return sign | int(q / Fraction(2) ** (1 - bias - mbits))
+    m = int(q / Fraction(2) ** (e - mbits)) - (1 << mbits)
+    return sign | ((e + bias) << mbits) | m
+
+
+HALF_EDGE_F32 = [0.0, -0.0, 1.0, -1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 2 ** -11,
+                 65504.0, 65519.0, 65520.0, 65536.0, 1e10, -1e10, 3.3895313892515355e38,
+                 3.4028234663852886e38, 6.103515625e-05, 6.0e-05, 5.960464477539063e-08,
+                 2.9802322387695312e-08, 2.98023259e-08, 1e-7, -1e-7, 1e-40, -1e-40, 1e-45, INF, -INF,
+                 NAN, -NAN, 0.333333343267, -2.7182817459106445]
+
+
+def half_groups() -> list[Group]:
+    """Half-precision conversions on edge values (the sanitizer driver sees
+    these too; bulk comparisons are in the tests below)."""
+    xs = [to_f32(v) for v in HALF_EDGE_F32]
+    out = []
+    for fn, e, m in (("aotc_f32_to_bf16", 8, 7), ("aotc_f32_to_f16", 5, 10)):
+        exp = [_half_ref_bits(x, e, m) for x in xs]
+        rows = [(x,) for x, r in zip(xs, exp) if r is not None]
+        out.append(Group(fn, "u16", ("f32",), rows, [r for r in exp if r is not None]))
+    for fn, dt in (("aotc_round_bf16", ml_dtypes.bfloat16), ("aotc_round_f16", np.float16)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            exp = [float(np.float32(x).astype(dt).astype(np.float32)) for x in xs]
+        out.append(Group(fn, "f32", ("f32",), [(x,) for x in xs], exp))
+    hs = [0, 1, 0x3FF, 0x400, 0x3C00, 0x7BFF, 0x7C00, 0x7E00, 0x7C01, 0x8000, 0x8001, 0xFC00, 0xFFFF,
+          0x3F80, 0x7F80, 0x7FC0, 0x0080, 0x007F]
+    out.append(Group("aotc_f16_to_f32", "f32", ("u16",), [(h,) for h in hs],
+                     [float(np.uint16(h).view(np.float16).astype(np.float32)) for h in hs]))
+    out.append(Group("aotc_bf16_to_f32", "f32", ("u16",), [(h,) for h in hs],
+                     [bits_f32(h << 16) for h in hs]))
+    ds = [x for x in xs] + [1 + 2 ** -8 + 2 ** -40, 1 + 2 ** -11 + 2 ** -40, 1e300, 1e-300]
+    for fn, e, m, pre in (("aotc_f64_to_bf16", 8, 7, to_f32), ("aotc_f64_to_f16", 5, 10, to_f32),
+                          ("aotc_f64_to_bf16_exact", 8, 7, None),
+                          ("aotc_f64_to_f16_exact", 5, 10, None)):
+        exp = [_half_ref_bits(pre(d) if pre else d, e, m) for d in ds]
+        rows = [(d,) for d, r in zip(ds, exp) if r is not None]
+        out.append(Group(fn, "u16", ("f64",), rows, [r for r in exp if r is not None]))
+    return out
 
 
 def math_groups() -> list[Group]:
     """All scalar helper cases (also run through the sanitizer driver)."""
-    return int_groups() + float_exact_groups() + float_libm_groups() + cvt_groups()
+    return (int_groups() + float_exact_groups() + float_libm_groups() + cvt_groups()
+            + half_groups())
 
 
 # ================================================================== tests
@@ -529,6 +593,11 @@ def test_float_libm_helpers(rt, group):
 
 @pytest.mark.parametrize("group", cvt_groups(), ids=_gid)
 def test_conversions(rt, group):
+    check_group(group, call_group(rt.lib, group))
+
+
+@pytest.mark.parametrize("group", half_groups(), ids=_gid)
+def test_half_edge_values(rt, group):
     check_group(group, call_group(rt.lib, group))
 
 
@@ -627,29 +696,6 @@ def _map(rt, name: str, x: np.ndarray, out_dtype) -> np.ndarray:
     y = np.zeros(x.shape, out_dtype)
     getattr(rt.lib, f"t_map_{name}")(cptr(rt.ffi, x), cptr(rt.ffi, y), x.size)
     return y
-
-
-def _half_ref_bits(x: float, ebits: int, mbits: int) -> int | None:
-    """Bits of round_to_format(x) in the half format; None for NaN."""
-    if math.isnan(x):
-        return None
-    v = round_to_format(x, ebits, mbits)
-    total = 1 + ebits + mbits
-    sign = (1 << (total - 1)) if math.copysign(1, v) < 0 else 0
-    v = abs(v)
-    if math.isinf(v):
-        return sign | (((1 << ebits) - 1) << mbits)
-    bias = (1 << (ebits - 1)) - 1
-    if v == 0:
-        return sign
-    q = Fraction(v)
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    if Fraction(2) ** e > q:
-        e -= 1
-    if e < 1 - bias:  # subnormal
-        return sign | int(q / Fraction(2) ** (1 - bias - mbits))
-    m = int(q / Fraction(2) ** (e - mbits)) - (1 << mbits)
-    return sign | ((e + bias) << mbits) | m
 
 
 def _check_half(x: np.ndarray, got: np.ndarray, ebits: int, mbits: int, pre=None) -> None:
