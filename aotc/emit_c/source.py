@@ -58,17 +58,23 @@ def _slot_pointer(s: Slot) -> str:
     return f"{t}* const {s.cname} = ({t}*)(arena + {s.offset});"
 
 
-def emit_source(p: Program, header_name: str) -> str:
-    out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
-           f'#include "{header_name}"', "",
-           "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "",
-           "/* ---------------------------------------------------------------- runtime */",
-           runtime_source(), "",
-           "/* ---------------------------------------------------------------- constants */"]
-    out += [_const(c) for c in p.constants]
-    out += ["/* ---------------------------------------------------------------- scalar functions */"]
-    out += list(p.functions)
-    out += ["/* ---------------------------------------------------------------- kernels */"]
+def _all_programs(p: Program) -> list[Program]:
+    """Sub-programs first (callees before callers), each once, then `p`."""
+    out: list[Program] = []
+    seen: set[str] = set()
+
+    def visit(q: Program) -> None:
+        for sub in q.subprograms:
+            visit(sub)
+        if q.name not in seen:
+            seen.add(q.name)
+            out.append(q)
+
+    visit(p)
+    return out
+
+
+def _emit_kernels(p: Program, out: list[str]) -> None:
     slots = {s.cname: s for s in p.slots}
     for k in p.kernels:
         prov = list(k.provenance)
@@ -79,10 +85,11 @@ def emit_source(p: Program, header_name: str) -> str:
         out.append(f"static void {k.cname}({params}) {{")
         out.extend(unused + list(k.body))
         out.append("}\n")
-    out += ["/* ---------------------------------------------------------------- entry */",
-            f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena) {{"]
-    used = {c for k in p.kernels for c, _ in k.params}
-    needed = set(used)
+
+
+def _emit_execute(p: Program, out: list[str]) -> None:
+    out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena) {{")
+    needed = {c for k in p.kernels for c, _ in k.params}
     for s in p.slots:  # aliases need their base pointer
         if s.cname in needed and s.alias_of:
             needed.add(s.alias_of)
@@ -91,5 +98,36 @@ def emit_source(p: Program, header_name: str) -> str:
     out += ["    (void)args;", "    (void)results;", "    (void)arena;"]
     for k in p.kernels:
         out.append(f"    {k.cname}({', '.join(c for c, _ in k.params)});")
-    out += ["}", "", emit_api(p)]
+    out += ["}", ""]
+
+
+def emit_source(p: Program, header_name: str) -> str:
+    programs = _all_programs(p)
+    out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
+           f'#include "{header_name}"', "",
+           "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "",
+           "/* ---------------------------------------------------------------- runtime */",
+           runtime_source(), "",
+           "/* ---------------------------------------------------------------- constants */"]
+    seen: set[str] = set()
+    for q in programs:
+        for c in q.constants:
+            if c.cname not in seen:
+                seen.add(c.cname)
+                out.append(_const(c))
+    out += ["/* ---------------------------------------------------------------- scalar functions */"]
+    fns: dict[str, str] = {}
+    for q in programs:
+        for f in q.functions:
+            fns.setdefault(f.split("\n", 2)[1], f)  # keyed by the signature line
+    out += list(fns.values())
+    for q in programs:
+        title = "kernels" if q is p else f"sub-program {q.name} {q.signature_text}"
+        out += [f"/* ---------------------------------------------------------------- {title} */"]
+        _emit_kernels(q, out)
+        if q is not p:
+            _emit_execute(q, out)
+    out += ["/* ---------------------------------------------------------------- entry */"]
+    _emit_execute(p, out)
+    out += [emit_api(p)]
     return "\n".join(out)

@@ -5,8 +5,10 @@ from __future__ import annotations
 def plan_for_info(module, sig) -> dict:
     """The static memory plan of a model, for `aotc info`: arena and peak bytes and
     one row per buffer (slot, place, offset, bytes, type, live range, HLO value)."""
+    from ..frontend.constants import resolve_constants
     from .pipeline import lower
 
+    module = resolve_constants(module, "zeros")  # elided values do not change the plan
     p = lower(module, sig, name="model", source=module.source).program
     rows = []
     for s in p.slots:

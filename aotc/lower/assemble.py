@@ -17,6 +17,7 @@ from .fusion import FusionPlan
 from .kernels import ScalarFunctions, copy_body, kernel_body, output_shapes
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
 from .program import ConstArray, Kernel, Port, Program, Slot
+from .subprogram import SubPrograms
 
 
 def _key(name: str, idx: tuple[int, ...]) -> str:
@@ -40,8 +41,8 @@ class _Slots:
         self.info: dict[str, dict] = {}
         self.cnames: set[str] = set()
 
-    def add(self, key: str, shape: ArrayShape, place: str, **kw) -> str:
-        base = "s_" + c_ident(key.replace("#", "_o"))
+    def add(self, key: str, shape: ArrayShape, place: str, cname: str | None = None, **kw) -> str:
+        base = cname or "s_" + c_ident(key.replace("#", "_o"))
         cname, n = base, 1
         while cname in self.cnames:
             cname, n = f"{base}_{n}", n + 1
@@ -55,10 +56,11 @@ class _Slots:
 
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
-                  name: str, source: str, target: str) -> Program:
+                  name: str, source: str, target: str, source_text: str | None = None) -> Program:
     roles = fplan.roles
     slots = _Slots()
     fns = ScalarFunctions(m)
+    subs = SubPrograms(m, name, target, source, source_text)
     scalars: dict[str, str] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
@@ -115,20 +117,23 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     for step, kname in enumerate(fplan.order):
         ins = comp.get(kname)
         r = rule(ins.opcode)
-        scratch = None
+        nbytes = 0
         if r is not None and r.scratch_bytes is not None:
             nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
-            if nbytes:
-                skey = f"{kname}#scratch"
-                scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch")
-                scratch_size[skey] = nbytes
-                uses[skey] = [step]
+        skey = f"{kname}#scratch"
+        scratch = "s_" + c_ident(kname) + "_scratch"
         outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
                      if isinstance(ins.shape, TupleShape) else [kname])
         reads = _kernel_reads(comp, ins, roles)
         buffers = {n: slots.buffer(n) for n in reads}
-        body, fused = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars, fns,
-                                  scratch)
+        body, fused, nbytes = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars,
+                                          fns, scratch, nbytes, subs.get)
+        if nbytes:
+            scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch", cname=scratch)
+            scratch_size[skey] = nbytes
+            uses[skey] = [step]
+        else:
+            scratch = None
         for n in reads:
             uses.setdefault(base_key(n), []).append(step)
         for k in outs_keys:
@@ -188,24 +193,37 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     results = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, _key(*fetch_refs[j]))
                     for j, f in enumerate(sig.fetches))
     functions = tuple(fns.texts[k] for k in sorted(fns.texts))
+    subprograms = tuple(p for _, p in sorted(subs.programs.items()) if p is not None)
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
-                   tuple(consts), functions, arena, peak, sig.cpp_class, target)
+                   tuple(consts), functions, arena, peak, sig.cpp_class, target, subprograms)
 
 
 def _kernel_reads(comp: Computation, ins, roles: dict[str, str]) -> list[str]:
-    """Materialized values a kernel reads (through its fused producers), in first-use order."""
+    """Slot keys of the materialized values a kernel reads (through its fused producers and
+    tuple operands), in first-use order."""
     out: list[str] = []
     seen: set[str] = set()
     todo = [ins.name]
+
+    def add(o: str) -> None:
+        role = roles[o]
+        if role == "tuple":
+            for e in comp.get(o).operands:
+                add(e)
+        elif role == "kernel" and isinstance(comp.get(o).shape, TupleShape):
+            for k in range(len(comp.get(o).shape.elements)):
+                if f"{o}#{k}" not in out:
+                    out.append(f"{o}#{k}")
+        elif role == "fused":
+            todo.append(o)
+        elif role != "scalar" and o not in out:
+            out.append(o)
+
     while todo:
         n = todo.pop(0)
         if n in seen:
             continue
         seen.add(n)
         for o in comp.get(n).operands:
-            role = roles[o]
-            if role == "fused":
-                todo.append(o)
-            elif role != "scalar" and o not in out:
-                out.append(o)
+            add(o)
     return out

@@ -143,7 +143,27 @@ class KernelBuilder:
         self._used: set[str] = set()
         # set by the kernel assembler: computation name -> C function name, and the scratch pointer
         self.scalar_function: Callable[[str], str] | None = None
+        self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
         self.scratch: str | None = None
+        self.scratch_bytes = 0  # arena scratch this kernel uses, known before or during emission
+
+    def need_scratch(self, nbytes: int) -> str:
+        """Reserve `nbytes` of 64-byte-aligned arena scratch for this kernel; its pointer name."""
+        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        return self.scratch
+
+    def leaves(self, name: str) -> list[Buffer]:
+        """Buffers of every array leaf of a (possibly tuple-valued) operand, in order."""
+        ins = self.producers[name]
+        if ins.opcode == "tuple":
+            return [b for o in ins.operands for b in self.leaves(o)]
+        if f"{name}#0" in self.buffers:
+            k, out = 0, []
+            while f"{name}#{k}" in self.buffers:
+                out.append(self.buffers[f"{name}#{k}"])
+                k += 1
+            return out
+        return [self.buffers[name]]
 
     # ---- statements
     def line(self, text: str) -> None:

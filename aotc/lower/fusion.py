@@ -42,6 +42,8 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
             roles[ins.name] = "scalar" if isinstance(ins.shape, ArrayShape) and ins.shape.rank == 0 else "const"
         elif ins.opcode == "get-tuple-element":
             roles[ins.name] = "view"
+        elif ins.opcode == "tuple":
+            roles[ins.name] = "tuple"  # no buffer: its users see its elements' buffers
         elif r is None or (r.elemental is None and r.kernel is None):
             raise located(f"aotc cannot compile '{ins.opcode}' yet (instruction {ins.name})", ins.loc, source)
         elif r.kernel is not None:
@@ -52,9 +54,15 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
     for ins in order:
         r = rule(ins.opcode)
         if r is not None and r.buffered_operands:
-            for o in ins.operands:
+            todo = list(ins.operands)
+            while todo:
+                o = todo.pop()
                 if roles[o] == "fused":
                     roles[o] = "kernel"
+                elif roles[o] == "scalar":
+                    roles[o] = "const"
+                elif roles[o] == "tuple":
+                    todo.extend(comp.get(o).operands)
     for n in live:
         if roles[n] == "fused":
             roles[n] = "kernel"

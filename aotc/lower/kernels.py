@@ -88,17 +88,20 @@ class ScalarFunctions:
 
 def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buffers: dict[str, Buffer],
                 outs: list[Buffer], scalars: dict[str, str], functions: ScalarFunctions,
-                scratch: str | None) -> tuple[list[str], set[str]]:
-    """C statements of the kernel materializing `ins`, and the fused instruction names."""
+                scratch: str, scratch_bytes: int, subprogram=None) -> tuple[list[str], set[str], int]:
+    """C statements of the kernel materializing `ins`, the fused instruction names, and the
+    arena scratch bytes it uses."""
     fused = fused_producers(comp, ins, roles)
     producers = {i.name: i for i in comp.instructions}
     kb = KernelBuilder(fused | {ins.name}, producers, buffers, rule, scalars)
     kb.scalar_function = functions.get
+    kb.subprogram = subprogram
     kb.scratch = scratch
+    kb.scratch_bytes = scratch_bytes
     r = rule(ins.opcode)
     if r is not None and r.kernel is not None:
         r.kernel(kb, ins, outs)
-        return kb.lines, fused
+        return kb.lines, fused, kb.scratch_bytes
     (out,) = outs
     shape = ins.array_shape
     if _is_flat(comp, fused | {ins.name}) and shape.rank != 1:
@@ -106,7 +109,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
         val = kb.value(ins, Index(shape.dims, linear="i"))
         kb.line(f"{out.cname}[i] = {store_expr(shape.dtype, val)};")
         kb.close()
-        return kb.lines, fused
+        return kb.lines, fused, 0
     names = [f"i{d}" for d in range(shape.rank)]
     for v, n in zip(names, shape.dims):
         kb.loop(v, n)
@@ -115,7 +118,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     kb.line(f"{out.cname}[{kb.linear(idx)}] = {store_expr(shape.dtype, val)};")
     for _ in names:
         kb.close()
-    return kb.lines, fused
+    return kb.lines, fused, 0
 
 
 def copy_body(src: Buffer, dst: Buffer) -> list[str]:

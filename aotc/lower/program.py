@@ -73,6 +73,7 @@ class Program:
     peak_bytes: int
     cpp_class: str | None = None
     target: str = "host"
+    subprograms: tuple["Program", ...] = ()  # computations run by control flow, callees first
 
     def slot(self, cname: str) -> Slot:
         for s in self.slots:

@@ -30,7 +30,8 @@ class OpRule:
     elemental: Optional[Callable] = None
     # kernel(ctx, instr) -> emits a whole loop nest / runtime call (dot, reduce)
     kernel: Optional[Callable] = None
-    # scratch_bytes(instr, operand_shapes) -> bytes of arena scratch a kernel needs
+    # scratch_bytes(instr, operand_shapes) -> bytes of arena scratch a kernel needs (a kernel
+    # may also ask for scratch while it is emitted: KernelBuilder.need_scratch)
     scratch_bytes: Optional[Callable] = None
     # resolved structurally by lowering (parameter, tuple, call, ...): no code of its own
     structural: bool = False

@@ -10,7 +10,7 @@
  *   s_y_1                        arg            #1         16  f32[2,2]           0-1       y.1
  *   s_dot_general_1              result         #0         16  f32[2,2]           0-0       dot_general.1
  *   s_add_1                      result         #1         16  f32[2,2]           1-1       add.1
- *   s_dot_general_1_oscratch     scratch         0    4194304  scratch            0-0       dot_general.1#scratch
+ *   s_dot_general_1_scratch      scratch         0    4194304  scratch            0-0       dot_general.1#scratch
  */
 
 #ifndef _POSIX_C_SOURCE
@@ -29,8 +29,8 @@
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: dot_general.1 */
-static void k_dot_general_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_dot_general_1, void* s_dot_general_1_oscratch) {
-    aotc_sgemm(2, 2, 2, s_x_1, 2, 1, s_y_1, 2, 1, s_dot_general_1, 2, s_dot_general_1_oscratch);
+static void k_dot_general_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_dot_general_1, void* s_dot_general_1_scratch) {
+    aotc_sgemm(2, 2, 2, s_x_1, 2, 1, s_y_1, 2, 1, s_dot_general_1, 2, s_dot_general_1_scratch);
 }
 
 /* HLO: add.1 */
@@ -47,13 +47,13 @@ static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT
 static void golden_execute(void* const* args, void* const* results, unsigned char* arena) {
     float* const s_add_1 = (float*)results[1];
     float* const s_dot_general_1 = (float*)results[0];
-    void* const s_dot_general_1_oscratch = arena + 0;
+    void* const s_dot_general_1_scratch = arena + 0;
     float* const s_x_1 = (float*)args[0];
     float* const s_y_1 = (float*)args[1];
     (void)args;
     (void)results;
     (void)arena;
-    k_dot_general_1(s_x_1, s_y_1, s_dot_general_1, s_dot_general_1_oscratch);
+    k_dot_general_1(s_x_1, s_y_1, s_dot_general_1, s_dot_general_1_scratch);
     k_add_1(s_x_1, s_y_1, s_add_1);
 }
 

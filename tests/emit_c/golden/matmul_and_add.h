@@ -10,7 +10,7 @@
  *   s_y_1                        arg            #1         16  f32[2,2]           0-1       y.1
  *   s_dot_general_1              result         #0         16  f32[2,2]           0-0       dot_general.1
  *   s_add_1                      result         #1         16  f32[2,2]           1-1       add.1
- *   s_dot_general_1_oscratch     scratch         0    4194304  scratch            0-0       dot_general.1#scratch
+ *   s_dot_general_1_scratch      scratch         0    4194304  scratch            0-0       dot_general.1#scratch
  */
 
 #ifndef LIBGOLDEN_H_INCLUDED
