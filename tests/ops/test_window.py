@@ -193,6 +193,20 @@ ENTRY main {
 """, [_f32((1, 10, 10, 8), 28).astype(BF16), _f32((3, 3, 1, 8), 29).astype(BF16),
       _f32((1, 1, 8, 16), 30).astype(BF16)], HALF_TOL),
 
+    # long bf16 accumulations: f32 accumulators, one rounding at the end (as XLA:CPU)
+    "conv_bf16_deep": ("""HloModule conv_bf16_deep
+ENTRY main {
+  x = bf16[1,6,6,256] parameter(0)
+  w = bf16[1,1,256,32] parameter(1)
+  y = bf16[1,8,8,32] parameter(2)
+  v = bf16[3,3,32,16] parameter(3)
+  a = bf16[1,6,6,32] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f
+  b = bf16[1,8,8,16] convolution(y, v), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (bf16[1,6,6,32], bf16[1,8,8,16]) tuple(a, b)
+}
+""", [_f32((1, 6, 6, 256), 43).astype(BF16), _f32((1, 1, 256, 32), 44).astype(BF16),
+      _f32((1, 8, 8, 32), 45).astype(BF16), _f32((3, 3, 32, 16), 46).astype(BF16)], HALF_TOL),
+
     "conv_f16_f64": ("""HloModule conv_f16_f64
 ENTRY main {
   x = f16[1,6,6,2] parameter(0)
@@ -205,6 +219,22 @@ ENTRY main {
 }
 """, [_f32((1, 6, 6, 2), 31).astype(np.float16), _f32((3, 3, 2, 3), 32).astype(np.float16),
       _f32((1, 6, 6, 2), 33).astype(np.float64), _f32((3, 3, 2, 3), 34).astype(np.float64)], HALF_TOL),
+
+    # GEMM forms: the input as the matrix itself (1x1), im2col in several row blocks with a
+    # weight layout that needs packing, reversal and dilation; f64 through dgemm
+    "conv_gemm_1x1": (_conv("conv_gemm_1x1", "f32[2,20,15,16]", "f32[1,1,16,24]", "f32[2,20,15,24]",
+                            "window={size=1x1}, dim_labels=b01f_01io->b01f"),
+                      [_f32((2, 20, 15, 16), 37), _f32((1, 1, 16, 24), 38)], F32_TOL),
+
+    "conv_gemm_blocks_packed": (_conv("conv_gemm_blocks_packed", "f32[1,19,17,6]", "f32[8,3,2,6]",
+                                      "f32[1,19,18,8]", "window={size=3x2 pad=2_2x2_0 rhs_dilate=2x1 "
+                                      "rhs_reversal=0x1}, dim_labels=b01f_o01i->b01f"),
+                                [_f32((1, 19, 17, 6), 39), _f32((8, 3, 2, 6), 40)], F32_TOL),
+
+    "conv_gemm_f64": (_conv("conv_gemm_f64", "f64[1,7,6,4]", "f64[3,3,4,8]", "f64[1,5,3,8]",
+                            "window={size=3x3 stride=1x2 pad=0_0x1_1}, dim_labels=b01f_01io->b01f"),
+                      [_f32((1, 7, 6, 4), 41).astype(np.float64), _f32((3, 3, 4, 8), 42).astype(np.float64)],
+                      1e-12),
 
     # a fused elementwise producer of the input is materialized for the kernel
     "conv_fused_input": ("""HloModule conv_fused_input
