@@ -117,6 +117,8 @@ def _sort_scratch(instr: Instruction, shapes: list[Shape]) -> int:
 def _sort_kernel(kb, instr: Instruction, outs) -> None:
     shapes = [kb.producers[o].array_shape for o in instr.operands]
     dims = shapes[0].dims
+    if shapes[0].size == 0:
+        return
     if not dims:
         for k, out in enumerate(outs):
             kb.line(f"{out.cname}[0] = {kb.buffers[instr.operands[k]].cname}[0];")

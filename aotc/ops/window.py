@@ -6,7 +6,10 @@ base (lhs) dilation contributes nothing (reduce-window then holds just its
 init value, as XLA:CPU computes it). Convolution handles any `dim_labels`,
 feature and batch groups, strides, negative padding, dilations and window
 reversal with one loop nest whose innermost loop runs over output features into
-a row of accumulators, so the common NHWC cases vectorize.
+a row of accumulators (depthwise and grouped cases vectorize); an ungrouped
+float convolution with its output features innermost instead becomes GEMM calls
+on row blocks of an im2col matrix. Floats of every width accumulate in f32 (f64
+for f64) and round to the result type once.
 """
 from __future__ import annotations
 

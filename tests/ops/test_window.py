@@ -236,6 +236,22 @@ ENTRY main {
                       [_f32((1, 7, 6, 4), 41).astype(np.float64), _f32((3, 3, 4, 8), 42).astype(np.float64)],
                       1e-12),
 
+    # integer convolutions wrap like XLA's integer arithmetic; s8 inputs widen to s32
+    "conv_int": ("""HloModule conv_int
+ENTRY main {
+  x = s32[1,5,5,2] parameter(0)
+  w = s32[3,3,2,4] parameter(1)
+  y = s8[1,4,4,3] parameter(2)
+  v = s8[2,2,3,2] parameter(3)
+  a = s32[1,5,5,4] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  b = s32[1,3,3,2] convolution(y, v), window={size=2x2}, dim_labels=b01f_01io->b01f
+  ROOT t = (s32[1,5,5,4], s32[1,3,3,2]) tuple(a, b)
+}
+""", [np.random.default_rng(47).integers(-2 ** 31, 2 ** 31 - 1, (1, 5, 5, 2)).astype(np.int32),
+      np.random.default_rng(48).integers(-1000, 1000, (3, 3, 2, 4)).astype(np.int32),
+      np.random.default_rng(49).integers(-128, 128, (1, 4, 4, 3)).astype(np.int8),
+      np.random.default_rng(50).integers(-128, 128, (2, 2, 3, 2)).astype(np.int8)], 0.0),
+
     # a fused elementwise producer of the input is materialized for the kernel
     "conv_fused_input": ("""HloModule conv_fused_input
 ENTRY main {
