@@ -19,7 +19,11 @@ def _major_to_minor(s: ArrayShape) -> tuple[int, ...]:
 def _rewrite_bitcast(ins: Instruction, src: ArrayShape, unique) -> list[Instruction]:
     dst = ins.array_shape
     if src.dtype != dst.dtype:
-        raise located(f"bitcast from {src.dtype.name} to {dst.dtype.name} is not supported yet", ins.loc)
+        if src.dtype.bits != dst.dtype.bits or src.dims != dst.dims:
+            raise located(f"bitcast from {src.text(False)} to {dst.text(False)} changes the element width; "
+                          "not supported yet", ins.loc)
+        # same dims and width: a reinterpretation of each element
+        return [Instruction(ins.name, "bitcast-convert", dst.with_layout(None), ins.operands, loc=ins.loc)]
     out: list[Instruction] = []
     cur = ins.operands[0]
     m2m_s = _major_to_minor(src)

@@ -7,6 +7,8 @@ a `kernel` hook (dot, reduce) write their own loops through the same builder.
 """
 from __future__ import annotations
 
+import re
+
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, TupleShape
 from ..ops.registry import rule
@@ -81,7 +83,10 @@ class ScalarFunctions:
             ret = "void"
             args += [f"{compute_ctype(o.array_shape.dtype)}* out{k}" for k, o in enumerate(outs)]
             tail = [f"    *out{k} = {v};" for k, v in enumerate(vals)]
-        body = "\n".join(kb.lines + tail)
+        used = "\n".join(kb.lines + tail)
+        unused = [f"    (void)p{p.parameter_number};" for p in params
+                  if not re.search(rf"\bp{p.parameter_number}\b", used)]
+        body = "\n".join(unused + kb.lines + tail)
         return f"/* HLO computation {comp.name} */\n" + head.format(ret=ret, args=", ".join(args) or "void") + \
             " {\n" + body + "\n}\n"
 

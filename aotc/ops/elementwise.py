@@ -309,3 +309,55 @@ def _convert_elem(ctx, instr: Instruction, idx) -> str:
 
 
 register(OpRule("convert", shape=_convert_shape, elemental=_convert_elem))
+
+
+# ------------------------------------------------------------------ bitcast-convert (same width)
+
+_UINT = {8: "u8", 16: "u16", 32: "u32", 64: "u64"}
+
+
+def _bitcast_convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    a = _arr(shapes[0], "operand")
+    out = instr.array_shape
+    if a.dtype.bits != out.dtype.bits or a.dims != out.dims or a.dtype.kind in ("complex", "token") \
+            or out.dtype.kind in ("complex", "token"):
+        raise ShapeError(f"bitcast-convert from {a.text(False)} to {out.text(False)} is supported only "
+                         "between types of one width, keeping the dimensions")
+    return ArrayShape(out.dtype, a.dims)
+
+
+def _to_bits(x: str, dt: DType) -> str:
+    """The raw bits of a computed value of type `dt`, as the unsigned type of its width."""
+    u = _UINT[dt.bits]
+    if dt.name == "f32":
+        return f"aotc_bitcast_f32_u32({x})"
+    if dt.name == "f64":
+        return f"aotc_bitcast_f64_u64({x})"
+    if dt.name in ("bf16", "f16"):
+        return f"aotc_f32_to_{dt.name}({x})"  # exact: the value is a {dt.name} already
+    if dt.kind == "sint":
+        return f"aotc_cvt_{dt.name}_{u}({x})"
+    return x
+
+
+def _from_bits(b: str, dt: DType) -> str:
+    u = _UINT[dt.bits]
+    if dt.name == "f32":
+        return f"aotc_bitcast_u32_f32({b})"
+    if dt.name == "f64":
+        return f"aotc_bitcast_u64_f64({b})"
+    if dt.name in ("bf16", "f16"):
+        return f"aotc_{dt.name}_to_f32({b})"
+    if dt.kind == "sint":
+        return f"aotc_cvt_{u}_{dt.name}({b})"
+    if dt.kind == "pred":
+        return f"(uint8_t)({b} != 0)"
+    return b
+
+
+def _bitcast_convert_elem(ctx, instr: Instruction, idx) -> str:
+    src = ctx.producers[instr.operands[0]].array_shape.dtype
+    return _from_bits(_to_bits(ctx.operand(instr, 0, idx), src), instr.array_shape.dtype)
+
+
+register(OpRule("bitcast-convert", shape=_bitcast_convert_shape, elemental=_bitcast_convert_elem))
