@@ -5,8 +5,9 @@ runs it. This module only describes targets; finding and invoking compilers is
 
 Target names (`CompileOptions.target`):
 
-- ``host``: this machine's architecture at its baseline ISA (x86-64 SSE2,
-  AArch64 NEON), so the library runs on any machine of the same kind.
+- ``host`` (the default): this machine's architecture under its alias below --
+  ``x86_64`` (x86-64-v3) on x86 hosts, ``aarch64`` on ARM hosts -- so the
+  library runs on any current machine of the same kind.
 - ``native``: this machine's exact CPU (``-march=native`` / ``-mcpu=native``).
 - ``x86_64``: x86-64-v3 (AVX2, FMA, BMI2; Haswell and later, every current
   server); the full triple ``x86_64-linux-gnu`` is the SSE2 baseline instead.
@@ -174,7 +175,9 @@ def resolve_target(name: str, target_cpu: str | None = None,
                             "name the CPU with --target host --target-cpu")
         return _make(name, host, "native", features, _isa_flags(arch, "native", features))
     if name == "host":
-        triple, default_cpu = host, None
+        triple, default_cpu = _ALIASES.get(_info(host).arch, (host, None))
+        if triple != host and _info(triple).os != _info(host).os:
+            triple, default_cpu = host, None
     elif name in _ALIASES:
         triple, default_cpu = _ALIASES[name]
     else:
