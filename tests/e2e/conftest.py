@@ -244,6 +244,11 @@ def corpus_core_cases() -> list[FixtureCase]:
     return [c for c in list_cases(CORPUS) if set(c.meta.get("ops", [])) <= allowed]
 
 
+def corpus_all_cases() -> list[FixtureCase]:
+    """Every corpus case (control flow, gather, scatter, sort, convolution, ... included)."""
+    return list_cases(CORPUS)
+
+
 def live_sample(cases: list[FixtureCase], every: int = 8) -> list[FixtureCase]:
     """A deterministic sample for the live-XLA variant: every n-th case plus a few
     that exercise the least common paths."""
@@ -392,5 +397,5 @@ def pytest_generate_tests(metafunc):
         cases = list_cases(FIXTURES)
         metafunc.parametrize("fixture_case", cases, ids=_ids(cases))
     if "corpus_case" in metafunc.fixturenames:
-        cases = corpus_core_cases()
+        cases = corpus_all_cases()
         metafunc.parametrize("corpus_case", cases, ids=_ids(cases))

@@ -1,6 +1,6 @@
-"""Corpus cases (tests/data/corpus) whose ops are all in aotc's core set, through
-`aotc.run` (the path `aotc run` uses) for the host, generic and aarch64 (qemu)
-targets, compared with the XLA:CPU outputs stored beside them."""
+"""Every corpus case (tests/data/corpus), pre-optimization and XLA-optimized
+text, through `aotc.run` (the path `aotc run` uses) for the host, generic and
+aarch64 (qemu) targets, compared with the XLA:CPU outputs stored beside them."""
 from __future__ import annotations
 
 import pytest
@@ -19,12 +19,13 @@ TARGETS = [
 ]
 
 
+@pytest.mark.parametrize("form", ["model.hlo", "model.opt.hlo"])
 @pytest.mark.parametrize("target", TARGETS)
-def test_corpus_case(corpus_case, target):
+def test_corpus_case(corpus_case, target, form):
     aotc = require_aotc("run")
-    outs = aotc.run(str(corpus_case.model_path), config=str(corpus_case.cfg_path),
+    outs = aotc.run(str(corpus_case.dir / form), config=str(corpus_case.cfg_path),
                     inputs=corpus_case.input_dict(), target=target)
-    corpus_case.check(outs, label=f"aotc.run target={target}")
+    corpus_case.check(outs, label=f"aotc.run {form} target={target}")
 
 
 def test_corpus_selection():
