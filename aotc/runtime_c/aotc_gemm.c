@@ -20,12 +20,14 @@
 #include "aotc_gemm.h"
 #endif
 
+#include <math.h>
 #include <string.h>
 
 /* ---- per-ISA vector vocabulary ------------------------------------------ */
 /* _T vector type, _L lanes, _LOAD aligned load, _LOADU/_STOREU unaligned,
  * _BCAST(p) splat *p, _FMA(a, b, c) = a*b + c, _ADD, _ZERO, _REDUCE(v) sum
- * of the lanes. */
+ * of the lanes, _FMAS(a, b, c) the scalar fused a*b + c (one instruction on
+ * these ISAs), so scalar tails round exactly like vector lanes. */
 #if defined(AOTC_HAVE_AVX512F)
 #define AOTC__SV_T __m512
 #define AOTC__SV_L 16
@@ -46,6 +48,8 @@
 #define AOTC__DV_ADD(a, b) _mm512_add_pd((a), (b))
 #define AOTC__DV_ZERO() _mm512_setzero_pd()
 #define AOTC__SV_REDUCE(v) _mm512_reduce_add_ps(v)
+#define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
+#define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) _mm512_reduce_add_pd(v)
 #define AOTC__GEMM_VECTOR 1
 #elif defined(AOTC_HAVE_AVX2)
@@ -78,6 +82,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
   return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 #define AOTC__SV_REDUCE(v) aotc__hsum_ps256(v)
+#define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
+#define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) aotc__hsum_pd256(v)
 #define AOTC__GEMM_VECTOR 1
 #elif defined(AOTC_HAVE_NEON)
@@ -100,6 +106,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
 #define AOTC__DV_ADD(a, b) vaddq_f64((a), (b))
 #define AOTC__DV_ZERO() vdupq_n_f64(0.0)
 #define AOTC__SV_REDUCE(v) vaddvq_f32(v)
+#define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
+#define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) vaddvq_f64(v)
 #define AOTC__GEMM_VECTOR 1
 #endif
@@ -215,8 +223,9 @@ AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
           acc = P##_FMA(v3, P##_LOADU(r3 + i), acc);                                        \
           P##_STOREU(o + i, acc);                                                           \
         }                                                                                   \
-        for (int64_t i = iv; i < il; ++i)                                                   \
-          o[i] = o[i] + c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];                  \
+        for (int64_t i = iv; i < il; ++i) /* fused, in the order of the vector lanes */      \
+          o[i] = P##_FMAS(c3, r3[i], P##_FMAS(c2, r2[i], P##_FMAS(c1, r1[i],                 \
+                                                               P##_FMAS(c0, r0[i], o[i])))); \
       }                                                                                     \
       for (; k < K; ++k) {                                                                  \
         const T c0 = coef[k * cs];                                                          \
@@ -224,7 +233,7 @@ AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
         const T* r0 = rows + k * rs + i0;                                                   \
         for (int64_t i = 0; i < iv; i += P##_L)                                             \
           P##_STOREU(o + i, P##_FMA(v0, P##_LOADU(r0 + i), P##_LOADU(o + i)));              \
-        for (int64_t i = iv; i < il; ++i) o[i] = o[i] + c0 * r0[i];                         \
+        for (int64_t i = iv; i < il; ++i) o[i] = P##_FMAS(c0, r0[i], o[i]);                 \
       }                                                                                     \
     }                                                                                       \
   }                                                                                         \
@@ -404,18 +413,15 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       bp += kc * P##_NR;                                                                   \
     }                                                                                      \
   }                                                                                        \
-  AOTC_RT_API void NAME(int64_t M, int64_t N, int64_t K, const T* A, int64_t a_rs,         \
-                        int64_t a_cs, const T* B, int64_t b_rs, int64_t b_cs, T* C,        \
-                        int64_t ldc, void* scratch) {                                      \
+  AOTC_INTERNAL void NAME##_blocked(int64_t M, int64_t N, int64_t K, const T* A,           \
+                                    int64_t a_rs, int64_t a_cs, const T* B, int64_t b_rs,  \
+                                    int64_t b_cs, T* C, int64_t ldc, void* scratch) {      \
     if (M <= 0 || N <= 0) return;                                                          \
     if (K <= 0) {                                                                          \
       for (int64_t m = 0; m < M; ++m)                                                      \
         for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = 0;                                \
       return;                                                                              \
     }                                                                                      \
-    if ((M == 1 || N == 1) &&                                                              \
-        NAME##_vector_shape(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch))       \
-      return;                                                                              \
     T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \
     T* bp = ap + ((size_t)P##_MC * P##_KC + 15u) / 16u * 16u; /* stays 64-byte aligned */ \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
@@ -449,9 +455,51 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
         }                                                                                  \
       }                                                                                    \
     }                                                                                      \
+  }                                                                                        \
+  AOTC_RT_API void NAME(int64_t M, int64_t N, int64_t K, const T* A, int64_t a_rs,         \
+                        int64_t a_cs, const T* B, int64_t b_rs, int64_t b_cs, T* C,        \
+                        int64_t ldc, void* scratch) {                                      \
+    if (K > 0 && (M == 1 || N == 1) &&                                                     \
+        NAME##_vector_shape(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch))       \
+      return;                                                                              \
+    NAME##_blocked(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                \
   }
 
 AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel)
 AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel)
+
+/* One of `parts` slices of a GEMM (see aotc_gemm.h): the longer of M and N is cut into
+ * contiguous, tile-aligned ranges (cutting N duplicates the packing of A in
+ * every part, cutting M that of B: the smaller operand is duplicated). */
+#define AOTC__DEF_GEMM_PART(NAME, T, P)                                                    \
+  AOTC_RT_API void NAME##_part(int64_t part, int64_t parts, int64_t M, int64_t N,          \
+                               int64_t K, const T* A, int64_t a_rs, int64_t a_cs,          \
+                               const T* B, int64_t b_rs, int64_t b_cs, T* C, int64_t ldc,  \
+                               void* scratch) {                                            \
+    if (parts <= 1) {                                                                      \
+      NAME(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                        \
+      return;                                                                              \
+    }                                                                                      \
+    if (part < 0 || part >= parts || M <= 0 || N <= 0) return;                             \
+    const int split_n = M < N;                                                             \
+    const int64_t len = split_n ? N : M, tile = split_n ? P##_NR : P##_MR;                 \
+    const int64_t tiles = (len + tile - 1) / tile;                                         \
+    const int64_t begin = tiles / parts * part + (part < tiles % parts ? part : tiles % parts); \
+    const int64_t count = tiles / parts + (part < tiles % parts ? 1 : 0);                  \
+    const int64_t lo = begin * tile;                                                       \
+    const int64_t hi = (begin + count) * tile < len ? (begin + count) * tile : len;        \
+    if (lo >= hi) return;                                                                  \
+    /* a slice takes the path the whole product takes (a one-row slice of a    \
+     * matrix product stays on the blocked path), so the bits agree */          \
+    void (*fn)(int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*, int64_t,   \
+               int64_t, T*, int64_t, void*) = (M == 1 || N == 1) ? NAME : NAME##_blocked;  \
+    if (split_n)                                                                           \
+      fn(M, hi - lo, K, A, a_rs, a_cs, B + lo * b_cs, b_rs, b_cs, C + lo, ldc, scratch);   \
+    else                                                                                   \
+      fn(hi - lo, N, K, A + lo * a_rs, a_rs, a_cs, B, b_rs, b_cs, C + lo * ldc, ldc,       \
+         scratch);                                                                         \
+  }
+AOTC__DEF_GEMM_PART(aotc_sgemm, float, AOTC_SGEMM)
+AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
 
 AOTC_RT_API size_t aotc_gemm_scratch_bytes(void) { return AOTC_GEMM_SCRATCH_BYTES; }

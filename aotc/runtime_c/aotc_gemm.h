@@ -81,4 +81,19 @@ AOTC_RT_API void aotc_dgemm(int64_t M, int64_t N, int64_t K, const double* A, in
                             double* C, int64_t ldc, void* scratch);
 AOTC_RT_API size_t aotc_gemm_scratch_bytes(void);
 
+/* Slice `part` (0 <= part < parts) of the same product, for running one GEMM
+ * on several threads: calling it for every part, in any order or
+ * concurrently, each with its own scratch, computes exactly what aotc_sgemm
+ * computes (same summation order, bit-identical).  parts <= 1 is the whole
+ * product.  Slices are tile-aligned ranges of rows or columns of C; a part
+ * may get nothing to do when the matrix is small. */
+AOTC_RT_API void aotc_sgemm_part(int64_t part, int64_t parts, int64_t M, int64_t N, int64_t K,
+                                 const float* A, int64_t a_rs, int64_t a_cs, const float* B,
+                                 int64_t b_rs, int64_t b_cs, float* C, int64_t ldc,
+                                 void* scratch);
+AOTC_RT_API void aotc_dgemm_part(int64_t part, int64_t parts, int64_t M, int64_t N, int64_t K,
+                                 const double* A, int64_t a_rs, int64_t a_cs, const double* B,
+                                 int64_t b_rs, int64_t b_cs, double* C, int64_t ldc,
+                                 void* scratch);
+
 #endif /* AOTC_GEMM_H */

@@ -114,6 +114,10 @@ def cdef_text(math: bool = True) -> str:
         "void aotc_dgemm(int64_t, int64_t, int64_t, const double*, int64_t, int64_t,"
         " const double*, int64_t, int64_t, double*, int64_t, void*);",
         "size_t aotc_gemm_scratch_bytes(void);",
+        "void aotc_sgemm_part(int64_t, int64_t, int64_t, int64_t, int64_t, const float*, int64_t,"
+        " int64_t, const float*, int64_t, int64_t, float*, int64_t, void*);",
+        "void aotc_dgemm_part(int64_t, int64_t, int64_t, int64_t, int64_t, const double*, int64_t,"
+        " int64_t, const double*, int64_t, int64_t, double*, int64_t, void*);",
         # pool
         "aotc_pool* aotc_pool_create(int);",
         "void aotc_pool_destroy(aotc_pool*);",

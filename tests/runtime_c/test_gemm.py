@@ -56,7 +56,9 @@ LAYOUTS = {
 }
 
 
-def run_gemm(mod, dtype, M, N, K, layout, seed=0, ldc_pad=3):
+def run_gemm(mod, dtype, M, N, K, layout, seed=0, ldc_pad=3, parts=0):
+    """Runs aotc_[sd]gemm (parts == 0) or every slice of aotc_[sd]gemm_part;
+    returns (C, float64 reference, |A| @ |B|)."""
     ffi, lib = mod.ffi, mod.lib
     rng = np.random.default_rng(seed)
     a_rs, a_cs, b_rs, b_cs = LAYOUTS[layout](M, N, K)
@@ -66,10 +68,16 @@ def run_gemm(mod, dtype, M, N, K, layout, seed=0, ldc_pad=3):
     C = np.full((max(M, 1), ldc), np.nan, dtype)
     ctype = "float" if dtype == np.float32 else "double"
     fn = lib.aotc_sgemm if dtype == np.float32 else lib.aotc_dgemm
+    part_fn = lib.aotc_sgemm_part if dtype == np.float32 else lib.aotc_dgemm_part
     scratch = aligned_scratch()
-    fn(M, N, K, ffi.from_buffer(f"{ctype}[]", abuf) + aoff, a_rs, a_cs,
-       ffi.from_buffer(f"{ctype}[]", bbuf) + boff, b_rs, b_cs,
-       ffi.from_buffer(f"{ctype}[]", C), ldc, ffi.from_buffer(scratch))
+    args = (M, N, K, ffi.from_buffer(f"{ctype}[]", abuf) + aoff, a_rs, a_cs,
+            ffi.from_buffer(f"{ctype}[]", bbuf) + boff, b_rs, b_cs,
+            ffi.from_buffer(f"{ctype}[]", C), ldc, ffi.from_buffer(scratch))
+    if parts == 0:
+        fn(*args)
+    else:
+        for p in reversed(range(parts)):
+            part_fn(p, parts, *args)
     ref = A.astype(np.float64) @ B.astype(np.float64)
     mag = np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64))
     return C, ref, mag
@@ -132,6 +140,21 @@ def test_gemm_vector_shapes(gemm_rt, dtype, ldc_pad):
         for i, (M, N, K) in enumerate(VECTOR_SHAPES):
             C, ref, mag = run_gemm(gemm_rt, dtype, M, N, K, layout, seed=i, ldc_pad=ldc_pad)
             check(C, ref, mag, M, N, K, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_gemm_parts_are_bit_identical(gemm_rt, dtype):
+    """Slices from aotc_*gemm_part, for any number of parts, assemble to
+    exactly the bits of the single call (thread count never changes results)."""
+    shapes = [(1, 300, 40), (300, 1, 40), (13, 70, 33), (70, 13, 33), (25, 2100, 9), (145, 33, 300),
+              (2, 1, 5), (1, 1, 7), (37, 38, 0)]
+    for i, (M, N, K) in enumerate(shapes):
+        for layout in ("rowmajor", "a_trans", "b_trans", "gather"):
+            whole, ref, mag = run_gemm(gemm_rt, dtype, M, N, K, layout, seed=i, ldc_pad=0)
+            check(whole, ref, mag, M, N, K, dtype)
+            for parts in (1, 2, 3, 5, 64):
+                sliced, _, _ = run_gemm(gemm_rt, dtype, M, N, K, layout, seed=i, ldc_pad=0, parts=parts)
+                assert np.array_equal(sliced.view(np.uint8), whole.view(np.uint8)), (M, N, K, layout, parts)
 
 
 def test_gemm_large_matches_numpy(gemm_rt):
