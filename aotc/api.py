@@ -43,6 +43,8 @@ def _options(options: CompileOptions | None, kw: dict) -> CompileOptions:
 
 def _write_all(files: dict[str, str]) -> None:
     """Write every file or none: temporaries first, renamed into place at the end."""
+    umask = os.umask(0)
+    os.umask(umask)
     temps = []
     try:
         for path, text in files.items():
@@ -51,6 +53,7 @@ def _write_all(files: dict[str, str]) -> None:
             fd, tmp = tempfile.mkstemp(prefix=".aotc-", dir=d)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
+            os.chmod(tmp, 0o666 & ~umask)
             temps.append((tmp, path))
         for tmp, path in temps:
             os.replace(tmp, path)
