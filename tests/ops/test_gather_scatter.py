@@ -250,3 +250,50 @@ ENTRY main {
 def test_case(name, check_case):
     text, _, rtol = CASES[name]
     check_case(name, text, rtol)
+
+
+BAD = {
+    "slice_sizes has 1 entries": """HloModule bad
+ENTRY main {
+  p = f32[5,3] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = f32[2,3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+}
+""",
+    "gather indices must have an integer element type": """HloModule bad
+ENTRY main {
+  p = f32[5,3] parameter(0)
+  i = f32[2] parameter(1)
+  ROOT g = f32[2,3] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+}
+""",
+    "shape mismatch": """HloModule bad
+ENTRY main {
+  p = f32[5,3] parameter(0)
+  i = s32[2] parameter(1)
+  ROOT g = f32[2,2] gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+}
+""",
+    "do not match the indices": """HloModule bad
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[8] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[4] parameter(2)
+  ROOT s = f32[8] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+""",
+}
+
+
+@pytest.mark.parametrize("message", sorted(BAD))
+def test_shape_rule_errors(message):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    with pytest.raises(AotcError, match=message):
+        driver.frontend("bad.hlo", None, CompileOptions(), text=BAD[message])

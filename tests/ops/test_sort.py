@@ -206,3 +206,36 @@ ENTRY main {
     fe = driver.frontend("other.hlo", None, CompileOptions(), text=text)
     with pytest.raises(AotcError, match='custom-call target "my_kernel"'):
         driver.generate(fe, str(workdir / "libother"), CompileOptions())
+
+
+BAD = {
+    "does not match operand 0": """HloModule bad
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[5] parameter(0)
+  y = s32[4] parameter(1)
+  ROOT s = (f32[5], s32[4]) sort(x, y), dimensions={0}, to_apply=lt
+}
+""",
+    "top-k k=7 is out of range": """HloModule bad
+ENTRY main {
+  x = f32[2,5] parameter(0)
+  ROOT t = (f32[2,7], s32[2,7]) topk(x), k=7, largest=true
+}
+""",
+}
+
+
+@pytest.mark.parametrize("message", sorted(BAD))
+def test_shape_rule_errors(message):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    with pytest.raises(AotcError, match=message):
+        driver.frontend("bad.hlo", None, CompileOptions(), text=BAD[message])

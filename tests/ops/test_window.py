@@ -271,3 +271,29 @@ ENTRY main {
 def test_case(name, check_case):
     text, _, rtol = CASES[name]
     check_case(name, text, rtol)
+
+
+BAD = {
+    "does not divide the input": _conv("bad", "f32[1,5,5,3]", "f32[3,3,1,4]", "f32[1,3,3,4]",
+                                       "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2"),
+    "window size 2 in spatial dimension 0 does not match": _conv(
+        "bad", "f32[1,5,5,3]", "f32[3,3,3,4]", "f32[1,4,3,4]", "window={size=2x3}, dim_labels=b01f_01io->b01f"),
+    "dim_labels rhs part": _conv("bad", "f32[1,5,5,3]", "f32[3,3,3,4]", "f32[1,3,3,4]",
+                                 "window={size=3x3}, dim_labels=b01f_02io->b01f"),
+    "reduce-window window has 1 dimensions, expected 2": "HloModule bad\n" + _ADD_F32 + """
+ENTRY main {
+  x = f32[4,5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[3,5] reduce-window(x, z), window={size=2}, to_apply=add
+}
+""",
+}
+
+
+@pytest.mark.parametrize("message", sorted(BAD))
+def test_shape_rule_errors(message):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    with pytest.raises(AotcError, match=message):
+        driver.frontend("bad.hlo", None, CompileOptions(), text=BAD[message])
