@@ -20,7 +20,7 @@ import pytest
 from aotc.runtime_c import RUNTIME_DIR, RUNTIME_FILES, runtime_source
 
 from .conftest import CTYPE, HERE, aarch64_tools, cpu_flags, is_x86_64, run_c_program
-from .test_math import BITS, bits_f32, bits_f64, call_group, math_groups, result_key, wrap
+from .reference import BITS, bits_f32, bits_f64, call_group, math_groups, result_key, wrap
 
 WARN = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wpedantic"]
 
