@@ -307,6 +307,17 @@ def test_fpenv_flushes_subnormals(rt):
     assert rt.lib.t_fpenv_restored(cptr(rt.ffi, np.array([1e-45], np.float32))) == 1
 
 
+@pytest.mark.skipif(not _fpenv_supported(), reason="FTZ/DAZ control only on x86-64 and aarch64")
+def test_half_conversions_ignore_ftz(rt):
+    """Half rounding gives the same bits with and without FTZ/DAZ."""
+    x = _f32_samples(np.random.default_rng(8), 5000)
+    for name, out in (("f32_to_bf16", np.uint16), ("f32_to_f16", np.uint16),
+                      ("round_bf16", np.float32), ("round_f16", np.float32)):
+        plain = _map(rt, name, x, out).view(np.uint16 if out == np.uint16 else np.uint32)
+        ftz = _ftz(rt, name, x, out).view(np.uint16 if out == np.uint16 else np.uint32)
+        assert np.array_equal(plain, ftz), name
+
+
 def test_without_ftz_subnormals_are_kept(rt):
     assert rt.lib.aotc_add_f32(1e-45, 1e-45) > 0
     assert rt.lib.aotc_f64_to_bf16(1e-40) == 0x0001
