@@ -63,6 +63,27 @@ def emit_sorted_permutation(kb, n: int, less: Less, base: str, stride: int) -> s
     return perm
 
 
+def emit_selected_top(kb, n: int, k: int, less: Less, base: str) -> str:
+    """Emit a stable selection of the first k of positions 0..n-1 (elements at `base + p`) by
+    insertion into a sorted list of k; returns the int64_t array of their positions in order.
+    A later element moves ahead of a held one only if it sorts strictly before it."""
+    top, cnt, i, q, ei = (kb.fresh(x) for x in ("top", "cnt", "i", "q", "ei"))
+    at = (lambda pos: f"{base} + {pos}") if base != "0" else (lambda pos: pos)
+    kb.line(f"int64_t* const {top} = (int64_t*){kb.scratch};")
+    kb.line(f"int64_t {cnt} = 0;")
+    kb.loop(i, n)
+    kb.line(f"const int64_t {ei} = {at(i)};")
+    kb.line(f"if ({cnt} == {k} && !({less(ei, at(f'{top}[{k - 1}]'))})) continue;")
+    kb.line(f"int64_t {q} = {cnt} < {k} ? {cnt}++ : {k - 1};")
+    kb.open(f"while ({q} > 0 && {less(ei, at(f'{top}[{q} - 1]'))})")
+    kb.line(f"{top}[{q}] = {top}[{q} - 1];")
+    kb.line(f"--{q};")
+    kb.close()
+    kb.line(f"{top}[{q}] = {i};")
+    kb.close()
+    return top
+
+
 def _slice_loops(kb, dims: tuple[int, ...], skip: int) -> tuple[str, int]:
     """Open loops over every dimension but `skip`; returns (C base offset, number of loops)."""
     strides = row_major_strides(dims)
@@ -170,11 +191,23 @@ def _topk_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return _topk_result(instr, x, k)
 
 
+# top-k by insertion (n compares, plus up to k per insertion) instead of a full sort
+_SELECT_MAX_K = 16
+
+
+def _topk_k(instr: Instruction) -> int:
+    out = instr.shape
+    return out.elements[0].dims[-1] if isinstance(out, TupleShape) and out.elements[0].rank else 0
+
+
 def _topk_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     x = shapes[0]
     if instr.opcode == "custom-call" and instr.attr("custom_call_target") != "TopK":
         return 0
-    return 2 * _IDX * x.dims[-1] if isinstance(x, ArrayShape) and x.rank else 0
+    if not isinstance(x, ArrayShape) or not x.rank:
+        return 0
+    k = _topk_k(instr)
+    return _IDX * k if k <= _SELECT_MAX_K else 2 * _IDX * x.dims[-1]
 
 
 def _emit_topk(kb, instr: Instruction, outs, less: Less) -> None:
@@ -187,7 +220,10 @@ def _emit_topk(kb, instr: Instruction, outs, less: Less) -> None:
     r = kb.fresh("row")
     kb.loop(r, rows)
     base = kb.let("int64_t", f"{r} * {n}", "base") if rows > 1 else "0"
-    perm = emit_sorted_permutation(kb, n, less, base, 1)
+    if k <= _SELECT_MAX_K:
+        perm = emit_selected_top(kb, n, k, less, base)
+    else:
+        perm = emit_sorted_permutation(kb, n, less, base, 1)
     j = kb.fresh("j")
     kb.loop(j, k)
     out_at = f"{r} * {k} + {j}" if rows > 1 else j

@@ -170,6 +170,21 @@ ENTRY main {
 """, [np.array([4, -2, 9, 4, 9, 2147483647, -2147483648, 0, 9], np.int32),
       np.array([[1, 1, 1, 1], [0, -0.0, NAN, 5], [-1, 3, 3, -INF]], np.float32).astype(BF16)], 0.0),
 
+    # many ties: k <= 16 selects by insertion, larger k sorts the whole row
+    "topk_ties_both_paths": ("""HloModule topk_ties_both_paths
+ENTRY main {
+  x = f32[2,48] parameter(0)
+  a = (f32[2,6], s32[2,6]) topk(x), k=6, largest=true
+  b = (f32[2,20], s32[2,20]) topk(x), k=20, largest=false
+  av = f32[2,6] get-tuple-element(a), index=0
+  ai = s32[2,6] get-tuple-element(a), index=1
+  bv = f32[2,20] get-tuple-element(b), index=0
+  bi = s32[2,20] get-tuple-element(b), index=1
+  ROOT t = (f32[2,6], s32[2,6], f32[2,20], s32[2,20]) tuple(av, ai, bv, bi)
+}
+""", [np.concatenate([np.random.default_rng(2).integers(-3, 4, (2, 37)).astype(np.float32), SPECIAL], axis=1)],
+        0.0),
+
     # XLA's optimized form of topk: the comparator is not called on XLA:CPU
     "topk_custom_call": ("""HloModule topk_custom_call
 gtcmp {
