@@ -290,11 +290,11 @@ def _scatter_kernel(kb, instr: Instruction, outs) -> None:
     kb.close()
 
     # 2. one update window per scatter index, in row-major order
+    if update.size == 0:
+        return
     scatter_dims = [d for d in range(update.rank) if d not in s.update_window_dims]
     u = ["0"] * update.rank
     for j, d in enumerate(scatter_dims):
-        if update.dims[d] == 0:
-            return
         u[d] = kb.fresh(f"u{j}")
         kb.loop(u[d], update.dims[d])
     ibatch = _batch_of(s.index_vector_dim, indices.rank)
