@@ -214,7 +214,23 @@ def _compare_elem(ctx, instr: Instruction, idx) -> str:
         return f"(uint8_t)(({a}.re {op} {b}.re) {j} ({a}.im {op} {b}.im))"
     if src.kind == "float" and instr.attr("type") == "TOTALORDER":
         a, b = f"aotc_totalorder_{suffix(src)}({a})", f"aotc_totalorder_{suffix(src)}({b})"
+    elif src.name in ("bf16", "f16") and op in ("==", "!=") and any(
+            _is_zero_constant(ctx, o) for o in instr.operands):
+        # Observed on XLA:CPU: a half compared for (in)equality with the constant 0 (JAX's
+        # bf16 -> bool) is decided by the bits, so a subnormal is not 0 there; half-vs-half
+        # compares do flush subnormals like f32.
+        c = ctx.let("int", f"aotc_fcmp_nodaz_f32({a}, {b})", "c_" + instr.name)
+        return f"(uint8_t)({c} {op} 0)"
     return f"(uint8_t)({a} {op} {b})"
+
+
+def _is_zero_constant(ctx, name: str) -> bool:
+    ins = ctx.producers[name]
+    while ins.opcode in ("broadcast", "reshape", "copy", "convert") and ins.operands:
+        ins = ctx.producers[ins.operands[0]]
+    lit = ins.literal if ins.opcode == "constant" else None
+    return lit is not None and lit.values is not None and not isinstance(lit.values, tuple) \
+        and lit.values.size == 1 and float(lit.values.reshape(-1)[0]) == 0.0
 
 
 register(OpRule("compare", shape=_compare_shape, elemental=_compare_elem))

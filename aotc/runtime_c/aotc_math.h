@@ -244,14 +244,36 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
   AOTC_INLINE uint8_t aotc_is_finite_##N(T a) {                                           \
     return (uint8_t)((BITCAST_TO(a) & EXPMASK) != EXPMASK);                               \
   }                                                                                       \
-  /* NaN from either side; max(-0,+0) = +0, min(+0,-0) = -0 */                            \
+  /* Subnormals read as zero (DAZ) and subnormal results written as zero (FTZ), by     \
+   * bits: XLA:CPU computes with both, and a value a libm routine or a select passes   \
+   * through untouched would otherwise escape the hardware flush. */                      \
+  AOTC_INLINE T aotc_ftz_##N(T a) {                                                       \
+    return (BITCAST_TO(a) & EXPMASK) ? a : ((BITCAST_TO(a) & SIGNMASK) ? -(T)0 : (T)0);      \
+  }                                                                                       \
+  /* NaN from either side; max(-0,+0) = +0, min(+0,-0) = -0; a subnormal result is     \
+   * flushed to zero, as XLA:CPU gives */                                                 \
   AOTC_INLINE T aotc_max_##N(T a, T b) {                                                  \
+    a = aotc_ftz_##N(a);                                                                  \
+    b = aotc_ftz_##N(b);                                                                  \
     int take_a = a > b || (a == b && !(BITCAST_TO(a) & SIGNMASK)) || a != a;              \
     return take_a ? a : b;                                                                \
   }                                                                                       \
   AOTC_INLINE T aotc_min_##N(T a, T b) {                                                  \
+    a = aotc_ftz_##N(a);                                                                  \
+    b = aotc_ftz_##N(b);                                                                  \
     int take_a = a < b || (a == b && (BITCAST_TO(a) & SIGNMASK)) || a != a;               \
     return take_a ? a : b;                                                                \
+  }                                                                                       \
+  /* IEEE comparison read from the bits, so DAZ does not apply (XLA:CPU compares      \
+   * bf16/f16 values without flushing): -1 less, 0 equal, 1 greater, 2 unordered */     \
+  AOTC_INLINE int aotc_fcmp_nodaz_##N(T a, T b) {                                         \
+    UI ua = BITCAST_TO(a), ub = BITCAST_TO(b);                                            \
+    if ((ua & ~(UI)SIGNMASK) > EXPMASK || (ub & ~(UI)SIGNMASK) > EXPMASK) return 2;      \
+    UI ta = (ua & SIGNMASK) ? (UI)(ua ^ (SIGNMASK - 1u)) : ua;                             \
+    UI tb = (ub & SIGNMASK) ? (UI)(ub ^ (SIGNMASK - 1u)) : ub;                             \
+    I ka = (ua & ~(UI)SIGNMASK) == 0 ? (I)0 : AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(ta); \
+    I kb = (ub & ~(UI)SIGNMASK) == 0 ? (I)0 : AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(tb); \
+    return ka < kb ? -1 : ka > kb;                                                        \
   }                                                                                       \
   AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(x, lo), hi); } \
   /* fmod: sign of the dividend; x%0 = NaN, inf%x = NaN, x%inf = x */                     \
@@ -284,16 +306,16 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
   AOTC_INLINE T aotc_sqrt_##N(T a) { return sqrt##SFX(a); }                               \
   /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
-  AOTC_INLINE T aotc_cbrt_##N(T a) { return cbrt##SFX(a); }                               \
+  AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
   AOTC_INLINE T aotc_exp_##N(T a) { return exp##SFX(a); }                                 \
-  AOTC_INLINE T aotc_expm1_##N(T a) { return expm1##SFX(a); }                             \
-  AOTC_INLINE T aotc_log_##N(T a) { return log##SFX(a); }                                 \
-  AOTC_INLINE T aotc_log1p_##N(T a) { return log1p##SFX(a); }                             \
-  AOTC_INLINE T aotc_tanh_##N(T a) { return tanh##SFX(a); }                               \
-  AOTC_INLINE T aotc_sin_##N(T a) { return sin##SFX(a); }                                 \
+  AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(expm1##SFX(aotc_ftz_##N(a))); }  \
+  AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(log##SFX(aotc_ftz_##N(a))); }      \
+  AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(log1p##SFX(aotc_ftz_##N(a))); }  \
+  AOTC_INLINE T aotc_tanh_##N(T a) { return aotc_ftz_##N(tanh##SFX(aotc_ftz_##N(a))); }    \
+  AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
-  AOTC_INLINE T aotc_tan_##N(T a) { return tan##SFX(a); }                                 \
-  AOTC_INLINE T aotc_erf_##N(T a) { return erf##SFX(a); }                                 \
+  AOTC_INLINE T aotc_tan_##N(T a) { return aotc_ftz_##N(tan##SFX(aotc_ftz_##N(a))); }      \
+  AOTC_INLINE T aotc_erf_##N(T a) { return aotc_ftz_##N(erf##SFX(aotc_ftz_##N(a))); }      \
   /* 1/(1+e^-x): exp overflows to inf for very negative x and gives exactly 0;           \
    * results below the normal range are flushed to 0 under FTZ, as in XLA */              \
   AOTC_INLINE T aotc_logistic_##N(T a) { return (T)1 / ((T)1 + exp##SFX(-a)); }           \

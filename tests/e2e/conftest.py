@@ -361,17 +361,7 @@ def models(tmp_path_factory):
 
 # Cases where aotc's output differs from XLA:CPU's today, each with what differs.
 # Strict: once aotc matches XLA the test XPASSes and fails, so remove the entry then.
-_FTZ_MINMAX = ("XLA:CPU flushes subnormal results of maximum/minimum to zero (FTZ); aotc "
-               "returns the subnormal")
-KNOWN_DIVERGENCES = {
-    **{f"{op}_{t}": _FTZ_MINMAX for op in ("maximum", "minimum") for t in ("f32", "f64", "bf16")},
-    **{f"clamp_array_{t}": _FTZ_MINMAX for t in ("f32", "f64", "bf16")},
-    **{f"clamp_scalar_{t}": _FTZ_MINMAX for t in ("f32", "bf16")},
-    **{f"log_{t}": "XLA:CPU reads a subnormal operand of log as zero (DAZ): log(+-subnormal) = "
-                   "-inf; aotc gives the finite log / NaN" for t in ("f32", "f64", "bf16")},
-    "convert_from_bf16": "XLA:CPU converts a subnormal bf16 to pred true (no DAZ in this "
-                         "convert); aotc gives false",
-}
+KNOWN_DIVERGENCES: dict[str, str] = {}
 
 
 def _ids(cases):
