@@ -81,18 +81,18 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
 
 
 def _cached_generate(model: str, config, options: CompileOptions):
-    """Generate C into the content-hash cache; returns (Frontend, Generated, c_path)."""
+    """Generate C into the cache, in a directory named by the hash of the generated text
+    and the build settings; returns (Frontend, Generated, c_path, Target)."""
     from .toolchain.build import cache_dir
     from .toolchain.targets import resolve_target
 
     target = resolve_target(options.target, options.target_cpu, options.target_features)
     fe = frontend(model, config, options)
+    gen = generate(fe, "libmodel", options, target.banner())
     key = hashlib.sha256()
-    for part in (__version__, fe.source_text, repr(fe.signature), repr(options), target.banner()):
-        key.update(part.encode())
-    d = os.path.join(cache_dir(), key.hexdigest()[:24])
-    out = os.path.join(d, "libmodel")
-    gen = generate(fe, out, options, target.banner())
+    for part in (__version__, gen.c_text, gen.h_text, repr(options), target.banner()):
+        key.update(hashlib.sha256(part.encode()).digest())
+    out = os.path.join(cache_dir(), key.hexdigest()[:24], "libmodel")
     c_path = out + ".c"
     if not os.path.exists(c_path):
         _write_all({out + ".h": gen.h_text, c_path: gen.c_text})

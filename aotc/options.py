@@ -14,7 +14,7 @@ class CompileOptions:
     target_features: str | None = None  # e.g. "+avx2,+fma" or "+neon"
     cc: str | None = None  # explicit C compiler command (from --cc or $CC)
     cflags: tuple[str, ...] = ()  # extra flags for the C compiler
-    opt_level: str = "-O2"
+    opt_level: str = "-O3"  # gcc's -O2 does not vectorize the kernels' loops
     name: str | None = None  # C symbol prefix; default from config `name` or the -o basename
     elided_constants: str = "error"  # error | zeros | random
     bind_constants: str | None = None  # .npz of values for elided constants, by instruction name

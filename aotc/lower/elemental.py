@@ -113,7 +113,7 @@ class Index:
     expressions, as a row-major linear C expression, or both; the missing form
     is derived on demand (and bound to a local)."""
 
-    __slots__ = ("dims", "exprs", "linear")
+    __slots__ = ("dims", "exprs", "linear", "_key")
 
     def __init__(self, dims: tuple[int, ...], exprs: tuple[str, ...] | None = None, linear: str | None = None):
         assert exprs is not None or linear is not None or not dims
@@ -122,9 +122,11 @@ class Index:
         self.linear = linear if (linear is not None or dims) else "0"
         if not dims:
             self.exprs = ()
+        # fixed at creation, so deriving the other form later keeps cached values valid
+        self._key = f"E{self.exprs}" if self.exprs is not None else f"L{self.linear}"
 
     def key(self) -> str:
-        return f"{self.exprs}|{self.linear}"
+        return self._key
 
 
 class KernelBuilder:
@@ -195,6 +197,7 @@ class KernelBuilder:
         self.line(trailer)
 
     def loop(self, var: str, n: int | str) -> None:
+        self._used.add(var)  # no local may shadow a loop variable
         self.open(f"for (int64_t {var} = 0; {var} < {n}; ++{var})")
 
     # ---- indices
@@ -212,7 +215,7 @@ class KernelBuilder:
                 e = f"({lin} / {s})" if s != 1 else lin
                 if d > 0:
                     e = f"({e} % {n})"
-                out.append(self.let("int64_t", e, "i"))
+                out.append(e)  # an expression, not a local: unused dimensions cost nothing
             idx.exprs = tuple(out)
         return idx.exprs
 

@@ -232,6 +232,64 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
 /* Floating point (f32 = float, f64 = double).                              */
 /* ======================================================================== */
 /* SFX is the libm suffix (f or nothing); I/UI are the same-width integers. */
+/* ------------------------------------------------------------------------ */
+/* exp and tanh in f32 without libm: branch-free, so loops over them          */
+/* vectorise (libm calls do not).  Accuracy is within a few ulp, like         */
+/* XLA:CPU's own polynomial approximations.                                   */
+/* ------------------------------------------------------------------------ */
+/* e^x = 2^n * e^r, n = round(x / ln 2), |r| <= ln2/2, e^r from a degree-6
+ * polynomial (Cephes' coefficients); 2^n is built in the exponent bits, split
+ * in two steps at the top so n = 128 (x just below the overflow bound) works. */
+AOTC_INLINE float aotc__exp_f32(float x) {
+  const float hi = 88.72283935546875f, lo = -87.33654022216797f;
+  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float n = nearbyintf(xc * 1.44269504088896341f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float r2 = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r2 + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t top = ni > 127;
+  p = top ? p * 2.0f : p;
+  ni = top ? 127 : ni;
+  float scale = aotc_bitcast_u32_f32((uint32_t)(ni + 127) << 23);
+  float y = p * scale;
+  y = x > hi ? (float)INFINITY : y;
+  y = x < lo ? 0.0f : y;
+  return x != x ? x : y;
+}
+AOTC_INLINE double aotc__exp_f64(double x) { return exp(x); }
+
+/* tanh as XLA:CPU computes it: an odd rational polynomial on x clamped to
+ * +-7.9053111076354980, and x itself when |x| < 0.0004. */
+AOTC_INLINE float aotc__tanh_f32(float x) {
+  const float bound = 7.90531110763549805f;
+  float xc = x > bound ? bound : (x < -bound ? -bound : x);
+  float x2 = xc * xc;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 + -8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * xc;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  float y = p / q;
+  int keep = (x < 0.0004f) & (x > -0.0004f);  /* tiny: tanh(x) = x; NaN: y is NaN too */
+  return keep ? x : y;
+}
+AOTC_INLINE double aotc__tanh_f64(double x) { return tanh(x); }
+
 #define AOTC__DEF_FLOAT(N, T, SFX, I, UI, BITCAST_TO, SIGNMASK, EXPMASK)           \
   AOTC_INLINE T aotc_add_##N(T a, T b) { return a + b; }                                  \
   AOTC_INLINE T aotc_sub_##N(T a, T b) { return a - b; }                                  \
@@ -248,7 +306,7 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
    * bits: XLA:CPU computes with both, and a value a libm routine or a select passes   \
    * through untouched would otherwise escape the hardware flush. */                      \
   AOTC_INLINE T aotc_ftz_##N(T a) {                                                       \
-    return (BITCAST_TO(a) & EXPMASK) ? a : ((BITCAST_TO(a) & SIGNMASK) ? -(T)0 : (T)0);      \
+    return fabs##SFX(a) < AOTC__MINNORM_##N ? a * (T)0 : a; /* a * 0 keeps the sign */    \
   }                                                                                       \
   /* NaN from either side; max(-0,+0) = +0, min(+0,-0) = -0; a subnormal result is     \
    * flushed to zero, as XLA:CPU gives */                                                 \
@@ -307,18 +365,18 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
   /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
   AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
-  AOTC_INLINE T aotc_exp_##N(T a) { return exp##SFX(a); }                                 \
+  AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
   AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(expm1##SFX(aotc_ftz_##N(a))); }  \
   AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(log##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(log1p##SFX(aotc_ftz_##N(a))); }  \
-  AOTC_INLINE T aotc_tanh_##N(T a) { return aotc_ftz_##N(tanh##SFX(aotc_ftz_##N(a))); }    \
+  AOTC_INLINE T aotc_tanh_##N(T a) { return aotc_ftz_##N(aotc__tanh_##N(aotc_ftz_##N(a))); } \
   AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
   AOTC_INLINE T aotc_tan_##N(T a) { return aotc_ftz_##N(tan##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_erf_##N(T a) { return aotc_ftz_##N(erf##SFX(aotc_ftz_##N(a))); }      \
   /* 1/(1+e^-x): exp overflows to inf for very negative x and gives exactly 0;           \
    * results below the normal range are flushed to 0 under FTZ, as in XLA */              \
-  AOTC_INLINE T aotc_logistic_##N(T a) { return (T)1 / ((T)1 + exp##SFX(-a)); }           \
+  AOTC_INLINE T aotc_logistic_##N(T a) { return aotc_ftz_##N((T)1 / ((T)1 + aotc__exp_##N(-a))); } \
   /* Key whose signed integer order is XLA's TOTALORDER:                                  \
    * -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN */                                   \
   AOTC_INLINE I aotc_totalorder_##N(T a) {                                                \
@@ -326,6 +384,8 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
     UI k = (u & SIGNMASK) ? (UI)(u ^ (SIGNMASK - 1u)) : u;                                \
     return AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(k);                                     \
   }
+#define AOTC__MINNORM_f32 1.17549435e-38f
+#define AOTC__MINNORM_f64 2.2250738585072014e-308
 #define AOTC__FBITS_f32 32
 #define AOTC__FBITS_f64 64
 AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x80000000u,

@@ -23,7 +23,10 @@ EMIT_KINDS = ("o", "so", "a")
 def base_cflags(options: CompileOptions) -> list[str]:
     """Flags of every model compile; the target's ISA flags are added by `cc` and
     `options.cflags` come last so they can override anything."""
-    return ["-std=c11", options.opt_level, "-fPIC", *options.cflags]
+    # -fno-math-errno, -fno-trapping-math: libm calls need not set errno and selects may
+    # evaluate both arms, so kernel loops vectorize; no result changes (FP exception
+    # flags are never read)
+    return ["-std=c11", options.opt_level, "-fno-math-errno", "-fno-trapping-math", "-fPIC", *options.cflags]
 
 
 def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,

@@ -99,21 +99,16 @@ static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float
             float v_bitcast_concatenate_fusion_concatenate_0;
             if (i0 < 3) {
                 const int64_t l = i0 * 5 + i1;
-                const int64_t i = ((l / 5) % 3);
-                const int64_t i_1 = (l % 5);
-                const float x_x_1 = s_x_1[i * 5 + i_1];
+                const float x_x_1 = s_x_1[((l / 5) % 3) * 5 + (l % 5)];
                 v_bitcast_concatenate_fusion_concatenate_0 = x_x_1;
             }
             else if (i0 < 4) {
-                const int64_t i_2 = (i1 % 5);
-                const float x_x_1_1 = s_x_1[(0 + 1) * 15 + i_2];
+                const float x_x_1_1 = s_x_1[(0 + 1) * 15 + (i1 % 5)];
                 v_bitcast_concatenate_fusion_concatenate_0 = x_x_1_1;
             }
             else {
                 const int64_t l_1 = (i0 - 4) * 5 + i1;
-                const int64_t i_3 = ((l_1 / 5) % 2);
-                const int64_t i_4 = (l_1 % 5);
-                const float x_x_1_2 = s_x_1[(0 + 2) * 15 + (i_3 + 1) * 5 + i_4];
+                const float x_x_1_2 = s_x_1[(0 + 2) * 15 + (((l_1 / 5) % 2) + 1) * 5 + (l_1 % 5)];
                 const float v_bitcast_concatenate_fusion_mul_5 = (x_x_1_2 * 2.0f);
                 v_bitcast_concatenate_fusion_concatenate_0 = v_bitcast_concatenate_fusion_mul_5;
             }
