@@ -94,7 +94,10 @@ GEMM_FN = {"f32": "aotc_sgemm", "f64": "aotc_dgemm"}
 
 def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     from ..runtime_c import gemm_scratch_bytes
-    return gemm_scratch_bytes() if gemm_plan(instr, shapes[0], shapes[1]) else 0
+    plan = gemm_plan(instr, shapes[0], shapes[1])
+    if plan is None:
+        return 0
+    return gemm_scratch_bytes(plan.m, plan.n, plan.k, instr.array_shape.dtype.nbytes)
 
 
 def _dot_kernel(kb, instr: Instruction, outs) -> None:

@@ -298,7 +298,7 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
                 and labels.rhs == "".join(str(k) for k in range(c.spatial)) + "io")
     direct_c = same(out.dtype)
     rows = P if direct_a else min(P, _GEMM_ROWS)
-    off = gemm_scratch_bytes()
+    off = gemm_scratch_bytes(rows, O, K, es)
     off_b = off
     off += 0 if direct_b else _align(K * O * es)
     off_a = off

@@ -33,9 +33,30 @@ GEMM_SCRATCH_BYTES = 4 * 1024 * 1024
 ALIGNMENT = 64
 
 
-def gemm_scratch_bytes() -> int:
-    """Scratch bytes of one aotc_sgemm/aotc_dgemm call (a fixed size)."""
-    return GEMM_SCRATCH_BYTES
+# Register tile and cache blocks of every GEMM micro-kernel (aotc_gemm.h):
+# (MR, NR, MC, KC, NC) per ISA, for f32 and f64.
+_GEMM_BLOCKING = {
+    4: [(12, 32, 144, 256, 2048), (6, 16, 72, 256, 1024), (12, 8, 144, 256, 512), (4, 16, 48, 256, 1024)],
+    8: [(12, 16, 96, 256, 1024), (6, 8, 48, 256, 512), (12, 4, 96, 256, 256), (4, 8, 32, 256, 512)],
+}
+
+
+def gemm_scratch_bytes(m: int | None = None, n: int | None = None, k: int | None = None,
+                       elem_bytes: int = 4) -> int:
+    """Scratch bytes one aotc_sgemm (elem_bytes 4) / aotc_dgemm (8) call of size M x N x K
+    uses on any ISA (aotc_[sd]gemm_scratch_need, maximized over the micro-kernels);
+    without sizes, the fixed upper bound AOTC_GEMM_SCRATCH_BYTES."""
+    if m is None or n is None or k is None:
+        return GEMM_SCRATCH_BYTES
+    need = 0
+    for mr, nr, mc, kc, nc in _GEMM_BLOCKING[elem_bytes]:
+        kk = max(0, min(k, kc))
+        a = (-(-max(0, min(m, mc)) // mr) * mr * kk + 15) // 16 * 16
+        b = -(-max(0, min(n, nc)) // nr) * nr * kk
+        panels = (a + b) * elem_bytes
+        vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0
+        need = max(need, (max(panels, vec) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT)
+    return need
 
 
 def runtime_path(name: str) -> Path:

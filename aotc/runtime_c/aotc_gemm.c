@@ -312,6 +312,33 @@ AOTC__DEF_GEMV(aotc_sgemm, float, AOTC__SV)
 AOTC__DEF_GEMV(aotc_dgemm, double, AOTC__DV)
 #endif
 
+/* Elements of the packed A block (rounded to 16 so B's panel stays 64-byte
+ * aligned) and of the packed B panel for an M x N x K problem: a problem
+ * smaller than the cache blocks needs less scratch than AOTC_GEMM_SCRATCH_BYTES. */
+#define AOTC__DEF_GEMM_NEED(NAME, P)                                                        \
+  AOTC_INTERNAL size_t NAME##_a_panel_elems(int64_t M, int64_t K) {                         \
+    int64_t mc = M < P##_MC ? M : P##_MC, kc = K < P##_KC ? K : P##_KC;                     \
+    if (mc < 0) mc = 0;                                                                     \
+    if (kc < 0) kc = 0;                                                                     \
+    return ((size_t)((mc + P##_MR - 1) / P##_MR * P##_MR) * (size_t)kc + 15u) / 16u * 16u;  \
+  }                                                                                         \
+  AOTC_INTERNAL size_t NAME##_b_panel_elems(int64_t N, int64_t K) {                         \
+    int64_t nc = N < P##_NC ? N : P##_NC, kc = K < P##_KC ? K : P##_KC;                     \
+    if (nc < 0) nc = 0;                                                                     \
+    if (kc < 0) kc = 0;                                                                     \
+    return (size_t)((nc + P##_NR - 1) / P##_NR * P##_NR) * (size_t)kc;                      \
+  }
+AOTC__DEF_GEMM_NEED(aotc_sgemm, AOTC_SGEMM)
+AOTC__DEF_GEMM_NEED(aotc_dgemm, AOTC_DGEMM)
+
+/* Bytes: the packed panels, or the K-vector a matrix-vector shape copies. */
+AOTC_INTERNAL size_t aotc__gemm_need(size_t a_elems, size_t b_elems, int64_t K, size_t esize) {
+  size_t panels = (a_elems + b_elems) * esize;
+  size_t vec = K > 0 && (size_t)K * esize <= AOTC_GEMM_SCRATCH_BYTES ? (size_t)K * esize : 0;
+  size_t n = panels > vec ? panels : vec;
+  return (n + AOTC_ALIGNMENT - 1) / AOTC_ALIGNMENT * AOTC_ALIGNMENT;
+}
+
 /* Runs a matrix-vector shape through axpy/dot and returns 1, or returns 0 if
  * the shape or strides do not fit them (then the blocked path runs). */
 #define AOTC__DEF_GEMV_DISPATCH(NAME, T)                                                    \
@@ -423,7 +450,7 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       return;                                                                              \
     }                                                                                      \
     T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \
-    T* bp = ap + ((size_t)P##_MC * P##_KC + 15u) / 16u * 16u; /* stays 64-byte aligned */ \
+    T* bp = ap + NAME##_a_panel_elems(M, K); /* stays 64-byte aligned */                   \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
     for (int64_t jc = 0; jc < N; jc += P##_NC) {                                           \
       const int64_t nc = N - jc < P##_NC ? N - jc : P##_NC;                                \
@@ -503,3 +530,10 @@ AOTC__DEF_GEMM_PART(aotc_sgemm, float, AOTC_SGEMM)
 AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
 
 AOTC_RT_API size_t aotc_gemm_scratch_bytes(void) { return AOTC_GEMM_SCRATCH_BYTES; }
+
+AOTC_RT_API size_t aotc_sgemm_scratch_need(int64_t M, int64_t N, int64_t K) {
+  return aotc__gemm_need(aotc_sgemm_a_panel_elems(M, K), aotc_sgemm_b_panel_elems(N, K), K, sizeof(float));
+}
+AOTC_RT_API size_t aotc_dgemm_scratch_need(int64_t M, int64_t N, int64_t K) {
+  return aotc__gemm_need(aotc_dgemm_a_panel_elems(M, K), aotc_dgemm_b_panel_elems(N, K), K, sizeof(double));
+}

@@ -80,6 +80,10 @@ AOTC_RT_API void aotc_dgemm(int64_t M, int64_t N, int64_t K, const double* A, in
                             int64_t a_cs, const double* B, int64_t b_rs, int64_t b_cs,
                             double* C, int64_t ldc, void* scratch);
 AOTC_RT_API size_t aotc_gemm_scratch_bytes(void);
+/* The scratch one call of the given size really uses (<= AOTC_GEMM_SCRATCH_BYTES,
+ * a multiple of 64): what a caller that knows M, N, K must provide. */
+AOTC_RT_API size_t aotc_sgemm_scratch_need(int64_t M, int64_t N, int64_t K);
+AOTC_RT_API size_t aotc_dgemm_scratch_need(int64_t M, int64_t N, int64_t K);
 
 /* Slice `part` (0 <= part < parts) of the same product, for running one GEMM
  * on several threads: calling it for every part, in any order or

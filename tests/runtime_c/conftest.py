@@ -114,6 +114,8 @@ def cdef_text(math: bool = True) -> str:
         "void aotc_dgemm(int64_t, int64_t, int64_t, const double*, int64_t, int64_t,"
         " const double*, int64_t, int64_t, double*, int64_t, void*);",
         "size_t aotc_gemm_scratch_bytes(void);",
+        "size_t aotc_sgemm_scratch_need(int64_t M, int64_t N, int64_t K);",
+        "size_t aotc_dgemm_scratch_need(int64_t M, int64_t N, int64_t K);",
         "void aotc_sgemm_part(int64_t, int64_t, int64_t, int64_t, int64_t, const float*, int64_t,"
         " int64_t, const float*, int64_t, int64_t, float*, int64_t, void*);",
         "void aotc_dgemm_part(int64_t, int64_t, int64_t, int64_t, int64_t, const double*, int64_t,"

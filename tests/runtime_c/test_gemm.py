@@ -211,3 +211,37 @@ def test_rt_check_other_targets(tmp_path, target, qemu):
         pytest.fail(f"{' '.join(cmd)}\n{r.stderr}")
     r = subprocess.run([qemu, str(exe), "10"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stdout.strip() == "ok scalar", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("mnk", [(1, 1, 1), (2, 3, 2), (7, 13, 5), (64, 64, 64), (100, 33, 17), (300, 5000, 700),
+                                 (1, 1024, 1024), (1024, 1, 300), (513, 2049, 257)])
+def test_scratch_need_is_size_dependent_and_bounded_by_the_planner(rt, mnk):
+    """What the planner reserves (max over every micro-kernel) covers what this build
+    uses, and never exceeds the fixed upper bound."""
+    from aotc.runtime_c import gemm_scratch_bytes
+
+    m, n, k = mnk
+    for es, fn in ((4, "aotc_sgemm_scratch_need"), (8, "aotc_dgemm_scratch_need")):
+        planned = gemm_scratch_bytes(m, n, k, es)
+        used = getattr(rt.lib, fn)(m, n, k)
+        assert used <= planned <= GEMM_SCRATCH_BYTES
+        assert used % ALIGNMENT == 0
+
+
+def test_gemm_runs_in_exactly_its_scratch_need(rt):
+    """A call given only aotc_sgemm_scratch_need bytes, followed by a guard zone,
+    leaves the guard untouched and computes the right product."""
+    rng = np.random.default_rng(7)
+    for m, n, k in ((5, 7, 3), (37, 129, 300), (150, 40, 20), (1, 64, 33)):
+        need = rt.lib.aotc_sgemm_scratch_need(m, n, k)
+        raw = np.full(need + 4096 + ALIGNMENT, 0xAB, np.uint8)
+        off = (-raw.ctypes.data) % ALIGNMENT
+        buf = raw[off:]
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        c = np.zeros((m, n), np.float32)
+        ffi = rt.ffi
+        rt.lib.aotc_sgemm(m, n, k, ffi.cast("float*", a.ctypes.data), k, 1, ffi.cast("float*", b.ctypes.data), n, 1,
+                          ffi.cast("float*", c.ctypes.data), n, ffi.cast("void*", buf.ctypes.data))
+        np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+        assert (buf[need:need + 4096] == 0xAB).all()

@@ -4,13 +4,13 @@
  *
  * signature: (x: f32[2,2], y: f32[2,2]) -> (x_y_prod: f32[2,2], x_y_sum: f32[2,2])
  *
- * arena: 4194304 bytes, 64-byte aligned (peak live 4194304 bytes)
+ * arena: 384 bytes, 64-byte aligned (peak live 384 bytes)
  *   slot                         place      offset      bytes  type               live      HLO
  *   s_x_1                        arg            #0         16  f32[2,2]           0-1       x.1
  *   s_y_1                        arg            #1         16  f32[2,2]           0-1       y.1
  *   s_dot_general_1              result         #0         16  f32[2,2]           0-0       dot_general.1
  *   s_add_1                      result         #1         16  f32[2,2]           1-1       add.1
- *   s_dot_general_1_scratch      scratch         0    4194304  scratch            0-0       dot_general.1#scratch
+ *   s_dot_general_1_scratch      scratch         0        384  scratch            0-0       dot_general.1#scratch
  */
 
 #ifndef _POSIX_C_SOURCE
@@ -130,7 +130,7 @@ golden_instance* golden_create(golden_alloc_mode mode) {
             m->owned_results[i] = 1;
             if (!m->results[i]) { golden_destroy(m); return 0; }
         }
-        m->arena = aotc_alloc64(4194304u);
+        m->arena = aotc_alloc64(384u);
         m->owned_arena = 1;
         if (!m->arena) { golden_destroy(m); return 0; }
     }

@@ -4,13 +4,13 @@
  *
  * signature: (x: f32[2,2], y: f32[2,2]) -> (x_y_prod: f32[2,2], x_y_sum: f32[2,2])
  *
- * arena: 4194304 bytes, 64-byte aligned (peak live 4194304 bytes)
+ * arena: 384 bytes, 64-byte aligned (peak live 384 bytes)
  *   slot                         place      offset      bytes  type               live      HLO
  *   s_x_1                        arg            #0         16  f32[2,2]           0-1       x.1
  *   s_y_1                        arg            #1         16  f32[2,2]           0-1       y.1
  *   s_dot_general_1              result         #0         16  f32[2,2]           0-0       dot_general.1
  *   s_add_1                      result         #1         16  f32[2,2]           1-1       add.1
- *   s_dot_general_1_scratch      scratch         0    4194304  scratch            0-0       dot_general.1#scratch
+ *   s_dot_general_1_scratch      scratch         0        384  scratch            0-0       dot_general.1#scratch
  */
 
 #ifndef LIBGOLDEN_H_INCLUDED
@@ -26,7 +26,7 @@ extern "C" {
 #define GOLDEN_NUM_ARGS 2
 #define GOLDEN_NUM_RESULTS 2
 #define GOLDEN_NUM_VARIABLES 0
-#define GOLDEN_ARENA_BYTES 4194304u
+#define GOLDEN_ARENA_BYTES 384u
 #define GOLDEN_ARENA_ALIGN 64u
 #define GOLDEN_ARG0_BYTES 16u  /* x: f32[2,2] */
 #define GOLDEN_ARG1_BYTES 16u  /* y: f32[2,2] */
