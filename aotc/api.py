@@ -144,18 +144,25 @@ def _feed_arrays(fe: Frontend, inputs: dict) -> list[np.ndarray]:
     return out
 
 
-def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
-        options: CompileOptions | None = None, threads: int = 1, **kw) -> dict[str, np.ndarray]:
-    """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
-    from .toolchain.runner import build_runner, run_runner
+def _runner(model: str, config, target: str | None, options: CompileOptions | None, kw: dict):
+    """The cached runner program of a model: (Frontend, Program, runner path, Target)."""
+    from .toolchain.runner import build_runner
 
     options = _options(options, kw)
     if target is not None:
         options = replace(options, target=target)
     fe, gen, c_path, tgt = _cached_generate(model, config, options)
     runner = build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path))
-    prog = gen.lowered.program
-    outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results)
+    return fe, gen.lowered.program, runner, tgt
+
+
+def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
+        options: CompileOptions | None = None, threads: int = 1, **kw) -> dict[str, np.ndarray]:
+    """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
+    from .toolchain.runner import run_runner
+
+    fe, prog, runner, tgt = _runner(model, config, target, options, kw)
+    outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads)
     return {r.name: a for r, a in zip(prog.results, outs)}
 
 
@@ -163,14 +170,9 @@ def bench(model: str, config=None, inputs: dict | None = None, target: str | Non
           options: CompileOptions | None = None, threads: int = 1, iters: int = 100, warmup: int = 5,
           **kw) -> dict:
     """Time the compiled function in C (no Python in the measured region)."""
-    from .toolchain.runner import bench_runner, build_runner
+    from .toolchain.runner import bench_runner
 
-    options = _options(options, kw)
-    if target is not None:
-        options = replace(options, target=target)
-    fe, gen, c_path, tgt = _cached_generate(model, config, options)
-    runner = build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path))
-    prog = gen.lowered.program
+    fe, prog, runner, tgt = _runner(model, config, target, options, kw)
     arrays = _feed_arrays(fe, inputs) if inputs is not None else None
     return bench_runner(runner, tgt, iters=iters, threads=threads, warmup=warmup, inputs=arrays,
                         arg_specs=prog.args, result_specs=prog.results)

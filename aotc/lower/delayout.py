@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape
+from .order import name_maker
 
 
 def _major_to_minor(s: ArrayShape) -> tuple[int, ...]:
@@ -47,14 +48,7 @@ def _rewrite_bitcast(ins: Instruction, src: ArrayShape, unique) -> list[Instruct
 
 
 def remove_layouts(m: Module) -> Module:
-    taken = {i.name for _, i in m.instructions()}
-
-    def unique(base: str) -> str:
-        name, n = base, 1
-        while name in taken:
-            name, n = f"{base}.{n}", n + 1
-        taken.add(name)
-        return name
+    unique = name_maker(m)
 
     comps = []
     for c in m.computations:

@@ -8,22 +8,15 @@ holds its value, so references by name (config fetches) can follow.
 from __future__ import annotations
 
 from ..hlo.ir import Computation, Instruction, Module
-from .order import topo_order
+from .order import name_maker, topo_order
 
 INLINED = ("call", "fusion")
 
 
 def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
-    taken = {i.name for _, i in m.instructions()}
+    unique = name_maker(m)
     done: dict[str, Computation] = {}
     renamed: dict[str, str] = {}
-
-    def unique(base: str) -> str:
-        name, n = base, 1
-        while name in taken:
-            name, n = f"{base}.{n}", n + 1
-        taken.add(name)
-        return name
 
     def expand(comp: Computation, at_entry: bool) -> Computation:
         out: list[Instruction] = []
