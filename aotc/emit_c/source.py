@@ -79,25 +79,71 @@ def _emit_kernels(p: Program, out: list[str]) -> None:
     for k in p.kernels:
         prov = list(k.provenance)
         shown = ", ".join(prov[:8]) + (f", ... ({len(prov)} instructions)" if len(prov) > 8 else "")
-        params = ", ".join(_param_decl(slots[c], w) for c, w in k.params) or "void"
+        decls = [_param_decl(slots[c], w) for c, w in k.params] + (["int64_t lo", "int64_t hi"] if k.outer else [])
         unused = [f"    (void){c};" for c, w in k.params if not any(c in line for line in k.body)]
         out.append(f"/* HLO: {shown} */".replace("*/ */", "*/"))
-        out.append(f"static void {k.cname}({params}) {{")
+        out.append(f"static void {k.cname}({', '.join(decls) or 'void'}) {{")
         out.extend(unused + list(k.body))
         out.append("}\n")
+        if _threaded(k):
+            _emit_range_trampoline(k, slots, out)
+
+
+def _emit_range_trampoline(k, slots, out: list[str]) -> None:
+    """The kernel's arguments as a struct, and the range function a thread pool calls;
+    it enters the FP environment itself, since an application's pool threads do not."""
+    fields = [_param_decl(slots[c], w).replace(" AOTC_RESTRICT", "") + ";" for c, w in k.params]
+    out.append(f"typedef struct {{ {' '.join(fields) or 'int unused;'} }} {k.cname}_args;")
+    call = ", ".join([f"a->{c}" for c, _ in k.params] + ["lo", "hi"])
+    out += [f"static void {k.cname}_range(void* ctx, int64_t lo, int64_t hi) {{",
+            f"    const {k.cname}_args* a = (const {k.cname}_args*)ctx;",
+            "    aotc_fpenv env;",
+            "    aotc_fpenv_enter(&env);",
+            f"    {k.cname}({call});",
+            "    aotc_fpenv_leave(&env);",
+            "}", ""]
+
+
+def _emit_call(k, out: list[str]) -> None:
+    args = ", ".join(c for c, _ in k.params)
+    if not k.outer:
+        out.append(f"    {k.cname}({args});")
+        return
+    serial = f"{k.cname}({args}{', ' if args else ''}0, {k.outer});"
+    if not _threaded(k):
+        out.append(f"    {serial}")
+        return
+    init = ", ".join(c for c, _ in k.params) or "0"
+    out += [f"    if (par) {{",
+            f"        {k.cname}_args a = {{{init}}};",
+            f"        par->fn(par->user, {k.outer}, {k.cname}_range, &a);",
+            f"    }} else {{",
+            f"        {serial}",
+            "    }"]
+
+
+# kernels writing fewer elements than this run on the calling thread: splitting them
+# would cost more than it saves
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+def _threaded(k) -> bool:
+    """Whether a pool may split this kernel's outermost loop."""
+    return k.outer >= 2 and k.work >= PARALLEL_MIN_ELEMENTS
 
 
 def _emit_execute(p: Program, out: list[str]) -> None:
-    out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena) {{")
+    out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena,")
+    out.append("                            const aotc_par* par) {")
     needed = {c for k in p.kernels for c, _ in k.params}
     for s in p.slots:  # aliases need their base pointer
         if s.cname in needed and s.alias_of:
             needed.add(s.alias_of)
     order = sorted((s for s in p.slots if s.cname in needed), key=lambda s: (s.place == "alias", s.cname))
     out += ["    " + _slot_pointer(s) for s in order]
-    out += ["    (void)args;", "    (void)results;", "    (void)arena;"]
+    out += ["    (void)args;", "    (void)results;", "    (void)arena;", "    (void)par;"]
     for k in p.kernels:
-        out.append(f"    {k.cname}({', '.join(c for c, _ in k.params)});")
+        _emit_call(k, out)
     out += ["}", ""]
 
 
@@ -115,7 +161,9 @@ def emit_source(p: Program, header_name: str) -> str:
             if c.cname not in seen:
                 seen.add(c.cname)
                 out.append(_const(c))
-    out += ["/* ---------------------------------------------------------------- scalar functions */"]
+    out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
+            "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
+            "/* ---------------------------------------------------------------- scalar functions */"]
     fns: dict[str, str] = {}
     for q in programs:
         for f in q.functions:

@@ -126,7 +126,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
                      if isinstance(ins.shape, TupleShape) else [kname])
         reads = _kernel_reads(comp, ins, roles)
         buffers = {n: slots.buffer(n) for n in reads}
-        body, fused, nbytes = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars,
+        body, fused, nbytes, outer = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars,
                                           fns, scratch, nbytes, subs.get)
         if nbytes:
             scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch", cname=scratch)
@@ -142,7 +142,8 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if scratch:
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
-        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body)))
+        work = sum(s.size for s in output_shapes(ins))
+        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer, work))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []

@@ -200,6 +200,11 @@ class KernelBuilder:
         self._used.add(var)  # no local may shadow a loop variable
         self.open(f"for (int64_t {var} = 0; {var} < {n}; ++{var})")
 
+    def range_loop(self, var: str) -> None:
+        """The outermost loop of a kernel that threads may split: it runs [lo, hi)."""
+        self._used.update((var, "lo", "hi"))
+        self.open(f"for (int64_t {var} = lo; {var} < hi; ++{var})")
+
     # ---- indices
     def exprs(self, idx: Index) -> tuple[str, ...]:
         if idx.exprs is None:

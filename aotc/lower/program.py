@@ -35,6 +35,8 @@ class Kernel:
     provenance: tuple[str, ...]  # HLO instructions it implements
     params: tuple[tuple[str, bool], ...]  # (slot cname, written?) in call order
     body: tuple[str, ...]  # C statements (indented one level)
+    outer: int = 0  # > 0: the function ends with (int64_t lo, int64_t hi), its outermost loop's range
+    work: int = 0  # elements it writes: threads split it only when this is large
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,9 +54,9 @@ def _while_kernel(kb, instr: Instruction, outs) -> None:
     kb.line(f"void* const next[] = {{{_call_list(nxt)}}};")
     kb.line(f"void* const pred[] = {{w + {pred_off}}};")
     kb.open("for (;;)")
-    kb.line(f"{cond.name}_execute(state, pred, w + {sub_off});")
+    kb.line(f"{cond.name}_execute(state, pred, w + {sub_off}, 0);")
     kb.line(f"if (!*(const uint8_t*)pred[0]) break;")
-    kb.line(f"{body.name}_execute(state, next, w + {sub_off});")
+    kb.line(f"{body.name}_execute(state, next, w + {sub_off}, 0);")
     for k, s in enumerate(shapes):
         kb.line(f"memcpy(state[{k}], next[{k}], {s.nbytes});")
     kb.close()
@@ -99,7 +99,7 @@ def _conditional_kernel(kb, instr: Instruction, outs) -> None:
         args = [f"(void*){a.cname}" for a in kb.leaves(instr.operands[k + 1])]
         kb.open(f"{'default' if k == n - 1 else f'case {k}'}:")
         kb.line(f"void* const args[] = {{{_call_list(args)}}};")
-        kb.line(f"{prog.name}_execute(args, results, {arena});")
+        kb.line(f"{prog.name}_execute(args, results, {arena}, 0);")
         kb.line("break;")
         kb.close()
     kb.close()

@@ -36,7 +36,7 @@ def test_fixed_width_types_only(case):
             p = p.strip()
             if p in ("void", "") or p.startswith("void* "):
                 continue
-            ty = p.replace("const ", "").split("*")[0].strip()
+            ty = p.replace("const ", "").split("*")[0].strip().split()[0]
             assert ty in {"float", "double", "aotc_c64", "aotc_c128"} or re.fullmatch(r"u?int(8|16|32|64)_t", ty), p
 
 

@@ -26,6 +26,9 @@
 /* ---------------------------------------------------------------- runtime */
 /* (embedded runtime elided in this snapshot) */
 /* ---------------------------------------------------------------- constants */
+/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
+typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
+
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: dot_general.1 */
@@ -34,8 +37,8 @@ static void k_dot_general_1(const float* s_x_1, const float* s_y_1, float* AOTC_
 }
 
 /* HLO: add.1 */
-static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_add_1) {
-    for (int64_t i = 0; i < 4; ++i) {
+static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_add_1, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
         const float x_x_1 = s_x_1[i];
         const float x_y_1 = s_y_1[i];
         const float v_add_1 = (x_x_1 + x_y_1);
@@ -44,7 +47,8 @@ static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT
 }
 
 /* ---------------------------------------------------------------- entry */
-static void golden_execute(void* const* args, void* const* results, unsigned char* arena) {
+static void golden_execute(void* const* args, void* const* results, unsigned char* arena,
+                            const aotc_par* par) {
     float* const s_add_1 = (float*)results[1];
     float* const s_dot_general_1 = (float*)results[0];
     void* const s_dot_general_1_scratch = arena + 0;
@@ -53,8 +57,9 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)args;
     (void)results;
     (void)arena;
+    (void)par;
     k_dot_general_1(s_x_1, s_y_1, s_dot_general_1, s_dot_general_1_scratch);
-    k_add_1(s_x_1, s_y_1, s_add_1);
+    k_add_1(s_x_1, s_y_1, s_add_1, 0, 4);
 }
 
 /* ---------------------------------------------------------------- introspection */
@@ -101,8 +106,8 @@ struct golden_instance {
     void* arena;
     unsigned char owned_args[2], owned_results[2], owned_arena;
     int threads;
-    golden_parallel_for_fn parallel_for;
-    void* parallel_user;
+    aotc_pool* pool;      /* owned; created by set_num_threads */
+    aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */
     char error[160];
 };
 
@@ -142,6 +147,7 @@ void golden_destroy(golden_instance* m) {
     for (int i = 0; i < 2; ++i) if (m->owned_args[i]) free(m->args[i]);
     for (int i = 0; i < 2; ++i) if (m->owned_results[i]) free(m->results[i]);
     if (m->owned_arena) free(m->arena);
+    aotc_pool_destroy(m->pool);
     free(m);
 }
 
@@ -178,13 +184,28 @@ int golden_set_arena(golden_instance* m, void* arena) {
 }
 int golden_set_num_threads(golden_instance* m, int n) {
     if (!m || n < 1) return golden_fail(m, golden_ERR_THREADS, "%s count %d must be at least 1%s", "thread", n, "");
+    if (n == m->threads && (n == 1 || m->pool)) return golden_OK;
+    aotc_pool_destroy(m->pool);
+    m->pool = 0;
+    m->par.fn = 0;
+    m->par.user = 0;
+    m->threads = 1;
+    if (n > 1) {
+        m->pool = aotc_pool_create(n);
+        if (!m->pool) return golden_fail_msg(m, golden_ERR_ALLOC, "cannot start the thread pool");
+        m->par.fn = aotc_pool_parallel_for_fn;
+        m->par.user = m->pool;
+    }
     m->threads = n;
     return golden_OK;
 }
 int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user) {
     if (!m) return golden_ERR_THREADS;
-    m->parallel_for = fn;
-    m->parallel_user = user;
+    aotc_pool_destroy(m->pool);  /* the application's pool replaces ours */
+    m->pool = 0;
+    m->par.fn = fn;
+    m->par.user = user;
+    m->threads = fn ? 0 : 1;
     return golden_OK;
 }
 
@@ -203,12 +224,13 @@ static int golden_check(golden_instance* m, void* const* args, void* const* resu
     return golden_OK;
 }
 
-static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena) {
+static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena,
+                           const aotc_par* par) {
     int rc = golden_check(m, args, results, arena);
     if (rc) return rc;
     aotc_fpenv env;
     aotc_fpenv_enter(&env);
-    golden_execute(args, results, (unsigned char*)arena);
+    golden_execute(args, results, (unsigned char*)arena, par);
     aotc_fpenv_leave(&env);
     return golden_OK;
 }
@@ -216,11 +238,11 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
 int golden_run(golden_instance* m) {
     if (!m) return golden_ERR_NULL_ARG;
     m->error[0] = 0;
-    return golden_run_checked(m, m->args, m->results, m->arena);
+    return golden_run_checked(m, m->args, m->results, m->arena, m->par.fn ? &m->par : 0);
 }
 
 int golden_run_with(void* const* args, void* const* results, void* arena) {
-    return golden_run_checked(0, args, results, arena);
+    return golden_run_checked(0, args, results, arena, 0);
 }
 
 /* typed accessors */

@@ -30,11 +30,14 @@
 /* ---------------------------------------------------------------- runtime */
 /* (embedded runtime elided in this snapshot) */
 /* ---------------------------------------------------------------- constants */
+/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
+typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
+
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: iota_add_fusion.iota.3, iota_add_fusion.broadcast.8, iota_add_fusion.mul.4, iota_add_fusion.broadcast.7, iota_add_fusion.iota.2, iota_add_fusion.add.0 */
-static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add_0) {
-    for (int64_t i0 = 0; i0 < 3; ++i0) {
+static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add_0, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 4; ++i1) {
             const int32_t v_iota_add_fusion_iota_3 = aotc_cvt_s64_s32(i1);
             const int32_t v_iota_add_fusion_broadcast_8 = ((int32_t)10);
@@ -47,16 +50,16 @@ static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add
 }
 
 /* HLO: bitcast */
-static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast) {
-    for (int64_t i = 0; i < 60; ++i) {
+static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast, int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
         const float x_x_1 = s_x_1[i];
         s_bitcast[i] = x_x_1;
     }
 }
 
 /* HLO: bitcast_transpose_fusion.bitcast.8, bitcast_transpose_fusion.transpose.0 */
-static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_transpose_fusion_transpose_0) {
-    for (int64_t i0 = 0; i0 < 5; ++i0) {
+static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_transpose_fusion_transpose_0, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 2; ++i1) {
             for (int64_t i2 = 0; i2 < 2; ++i2) {
                 for (int64_t i3 = 0; i3 < 3; ++i3) {
@@ -69,8 +72,8 @@ static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AO
 }
 
 /* HLO: wrapped_reverse.rev.1 */
-static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_wrapped_reverse_rev_1) {
-    for (int64_t i0 = 0; i0 < 4; ++i0) {
+static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_wrapped_reverse_rev_1, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             for (int64_t i2 = 0; i2 < 5; ++i2) {
                 const float x_x_1 = s_x_1[(3 - i0) * 15 + i1 * 5 + (4 - i2)];
@@ -81,8 +84,8 @@ static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_w
 }
 
 /* HLO: slice_reverse_fusion.slice.8, slice_reverse_fusion.rev.0 */
-static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRICT s_slice_reverse_fusion_rev_0) {
-    for (int64_t i0 = 0; i0 < 2; ++i0) {
+static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRICT s_slice_reverse_fusion_rev_0, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 1; ++i1) {
             for (int64_t i2 = 0; i2 < 2; ++i2) {
                 const float x_x_1 = s_x_1[(i0 * 2 + 1) * 15 + i1 * 5 + ((1 - i2) * 2 + 2)];
@@ -93,8 +96,8 @@ static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRIC
 }
 
 /* HLO: bitcast_concatenate_fusion.slice.3, bitcast_concatenate_fusion.bitcast.7, bitcast_concatenate_fusion.slice.2, bitcast_concatenate_fusion.bitcast.6, bitcast_concatenate_fusion.slice.1, bitcast_concatenate_fusion.broadcast.9, bitcast_concatenate_fusion.mul.5, bitcast_concatenate_fusion.bitcast.5, ... (9 instructions) */
-static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_concatenate_fusion_concatenate_0) {
-    for (int64_t i0 = 0; i0 < 6; ++i0) {
+static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_concatenate_fusion_concatenate_0, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 5; ++i1) {
             float v_bitcast_concatenate_fusion_concatenate_0;
             if (i0 < 3) {
@@ -118,8 +121,8 @@ static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float
 }
 
 /* HLO: wrapped_broadcast.broadcast_in_dim.0 */
-static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AOTC_RESTRICT s_wrapped_broadcast_broadcast_in_dim_0) {
-    for (int64_t i0 = 0; i0 < 5; ++i0) {
+static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AOTC_RESTRICT s_wrapped_broadcast_broadcast_in_dim_0, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             for (int64_t i2 = 0; i2 < 2; ++i2) {
                 const float x_v_1 = s_v_1[i0];
@@ -130,7 +133,8 @@ static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AO
 }
 
 /* ---------------------------------------------------------------- entry */
-static void golden_execute(void* const* args, void* const* results, unsigned char* arena) {
+static void golden_execute(void* const* args, void* const* results, unsigned char* arena,
+                            const aotc_par* par) {
     float* const s_bitcast = (float*)results[1];
     float* const s_bitcast_concatenate_fusion_concatenate_0 = (float*)results[5];
     float* const s_bitcast_transpose_fusion_transpose_0 = (float*)results[2];
@@ -143,13 +147,14 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)args;
     (void)results;
     (void)arena;
-    k_iota_add_fusion_add_0(s_iota_add_fusion_add_0);
-    k_bitcast(s_x_1, s_bitcast);
-    k_bitcast_transpose_fusion_transpose_0(s_x_1, s_bitcast_transpose_fusion_transpose_0);
-    k_wrapped_reverse_rev_1(s_x_1, s_wrapped_reverse_rev_1);
-    k_slice_reverse_fusion_rev_0(s_x_1, s_slice_reverse_fusion_rev_0);
-    k_bitcast_concatenate_fusion_concatenate_0(s_x_1, s_bitcast_concatenate_fusion_concatenate_0);
-    k_wrapped_broadcast_broadcast_in_dim_0(s_v_1, s_wrapped_broadcast_broadcast_in_dim_0);
+    (void)par;
+    k_iota_add_fusion_add_0(s_iota_add_fusion_add_0, 0, 3);
+    k_bitcast(s_x_1, s_bitcast, 0, 60);
+    k_bitcast_transpose_fusion_transpose_0(s_x_1, s_bitcast_transpose_fusion_transpose_0, 0, 5);
+    k_wrapped_reverse_rev_1(s_x_1, s_wrapped_reverse_rev_1, 0, 4);
+    k_slice_reverse_fusion_rev_0(s_x_1, s_slice_reverse_fusion_rev_0, 0, 2);
+    k_bitcast_concatenate_fusion_concatenate_0(s_x_1, s_bitcast_concatenate_fusion_concatenate_0, 0, 6);
+    k_wrapped_broadcast_broadcast_in_dim_0(s_v_1, s_wrapped_broadcast_broadcast_in_dim_0, 0, 5);
 }
 
 /* ---------------------------------------------------------------- introspection */
@@ -201,8 +206,8 @@ struct golden_instance {
     void* arena;
     unsigned char owned_args[2], owned_results[7], owned_arena;
     int threads;
-    golden_parallel_for_fn parallel_for;
-    void* parallel_user;
+    aotc_pool* pool;      /* owned; created by set_num_threads */
+    aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */
     char error[160];
 };
 
@@ -242,6 +247,7 @@ void golden_destroy(golden_instance* m) {
     for (int i = 0; i < 2; ++i) if (m->owned_args[i]) free(m->args[i]);
     for (int i = 0; i < 7; ++i) if (m->owned_results[i]) free(m->results[i]);
     if (m->owned_arena) free(m->arena);
+    aotc_pool_destroy(m->pool);
     free(m);
 }
 
@@ -278,13 +284,28 @@ int golden_set_arena(golden_instance* m, void* arena) {
 }
 int golden_set_num_threads(golden_instance* m, int n) {
     if (!m || n < 1) return golden_fail(m, golden_ERR_THREADS, "%s count %d must be at least 1%s", "thread", n, "");
+    if (n == m->threads && (n == 1 || m->pool)) return golden_OK;
+    aotc_pool_destroy(m->pool);
+    m->pool = 0;
+    m->par.fn = 0;
+    m->par.user = 0;
+    m->threads = 1;
+    if (n > 1) {
+        m->pool = aotc_pool_create(n);
+        if (!m->pool) return golden_fail_msg(m, golden_ERR_ALLOC, "cannot start the thread pool");
+        m->par.fn = aotc_pool_parallel_for_fn;
+        m->par.user = m->pool;
+    }
     m->threads = n;
     return golden_OK;
 }
 int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user) {
     if (!m) return golden_ERR_THREADS;
-    m->parallel_for = fn;
-    m->parallel_user = user;
+    aotc_pool_destroy(m->pool);  /* the application's pool replaces ours */
+    m->pool = 0;
+    m->par.fn = fn;
+    m->par.user = user;
+    m->threads = fn ? 0 : 1;
     return golden_OK;
 }
 
@@ -302,12 +323,13 @@ static int golden_check(golden_instance* m, void* const* args, void* const* resu
     return golden_OK;
 }
 
-static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena) {
+static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena,
+                           const aotc_par* par) {
     int rc = golden_check(m, args, results, arena);
     if (rc) return rc;
     aotc_fpenv env;
     aotc_fpenv_enter(&env);
-    golden_execute(args, results, (unsigned char*)arena);
+    golden_execute(args, results, (unsigned char*)arena, par);
     aotc_fpenv_leave(&env);
     return golden_OK;
 }
@@ -315,11 +337,11 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
 int golden_run(golden_instance* m) {
     if (!m) return golden_ERR_NULL_ARG;
     m->error[0] = 0;
-    return golden_run_checked(m, m->args, m->results, m->arena);
+    return golden_run_checked(m, m->args, m->results, m->arena, m->par.fn ? &m->par : 0);
 }
 
 int golden_run_with(void* const* args, void* const* results, void* arena) {
-    return golden_run_checked(0, args, results, arena);
+    return golden_run_checked(0, args, results, arena, 0);
 }
 
 /* typed accessors */

@@ -25,11 +25,14 @@
 /* ---------------------------------------------------------------- runtime */
 /* (embedded runtime elided in this snapshot) */
 /* ---------------------------------------------------------------- constants */
+/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
+typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
+
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: broadcast.3, mul.2, add.1 */
-static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT s_add_1) {
-    for (int64_t i0 = 0; i0 < 2; ++i0) {
+static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT s_add_1, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             const float x_v_1 = s_v_1[i0 * 3 + i1];
             const float x_d_1 = s_d_1[i0 * 3 + i1];
@@ -41,8 +44,8 @@ static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT
 }
 
 /* HLO: broadcast.2, mul.3 */
-static void k_mul_3(const float* s_v_1, float* AOTC_RESTRICT s_mul_3) {
-    for (int64_t i0 = 0; i0 < 2; ++i0) {
+static void k_mul_3(const float* s_v_1, float* AOTC_RESTRICT s_mul_3, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             const float x_v_1 = s_v_1[i0 * 3 + i1];
             const float v_mul_3 = (x_v_1 * 2.0f);
@@ -57,7 +60,8 @@ static void k_update_v_1(const float* s_add_1, float* AOTC_RESTRICT s_v_1) {
 }
 
 /* ---------------------------------------------------------------- entry */
-static void golden_execute(void* const* args, void* const* results, unsigned char* arena) {
+static void golden_execute(void* const* args, void* const* results, unsigned char* arena,
+                            const aotc_par* par) {
     float* const s_add_1 = (float*)results[0];
     float* const s_d_1 = (float*)args[1];
     float* const s_mul_3 = (float*)results[1];
@@ -65,8 +69,9 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)args;
     (void)results;
     (void)arena;
-    k_add_1(s_v_1, s_d_1, s_add_1);
-    k_mul_3(s_v_1, s_mul_3);
+    (void)par;
+    k_add_1(s_v_1, s_d_1, s_add_1, 0, 2);
+    k_mul_3(s_v_1, s_mul_3, 0, 2);
     k_update_v_1(s_add_1, s_v_1);
 }
 
@@ -114,8 +119,8 @@ struct golden_instance {
     void* arena;
     unsigned char owned_args[2], owned_results[2], owned_arena;
     int threads;
-    golden_parallel_for_fn parallel_for;
-    void* parallel_user;
+    aotc_pool* pool;      /* owned; created by set_num_threads */
+    aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */
     char error[160];
 };
 
@@ -155,6 +160,7 @@ void golden_destroy(golden_instance* m) {
     for (int i = 0; i < 2; ++i) if (m->owned_args[i]) free(m->args[i]);
     for (int i = 0; i < 2; ++i) if (m->owned_results[i]) free(m->results[i]);
     if (m->owned_arena) free(m->arena);
+    aotc_pool_destroy(m->pool);
     free(m);
 }
 
@@ -191,13 +197,28 @@ int golden_set_arena(golden_instance* m, void* arena) {
 }
 int golden_set_num_threads(golden_instance* m, int n) {
     if (!m || n < 1) return golden_fail(m, golden_ERR_THREADS, "%s count %d must be at least 1%s", "thread", n, "");
+    if (n == m->threads && (n == 1 || m->pool)) return golden_OK;
+    aotc_pool_destroy(m->pool);
+    m->pool = 0;
+    m->par.fn = 0;
+    m->par.user = 0;
+    m->threads = 1;
+    if (n > 1) {
+        m->pool = aotc_pool_create(n);
+        if (!m->pool) return golden_fail_msg(m, golden_ERR_ALLOC, "cannot start the thread pool");
+        m->par.fn = aotc_pool_parallel_for_fn;
+        m->par.user = m->pool;
+    }
     m->threads = n;
     return golden_OK;
 }
 int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user) {
     if (!m) return golden_ERR_THREADS;
-    m->parallel_for = fn;
-    m->parallel_user = user;
+    aotc_pool_destroy(m->pool);  /* the application's pool replaces ours */
+    m->pool = 0;
+    m->par.fn = fn;
+    m->par.user = user;
+    m->threads = fn ? 0 : 1;
     return golden_OK;
 }
 
@@ -215,12 +236,13 @@ static int golden_check(golden_instance* m, void* const* args, void* const* resu
     return golden_OK;
 }
 
-static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena) {
+static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena,
+                           const aotc_par* par) {
     int rc = golden_check(m, args, results, arena);
     if (rc) return rc;
     aotc_fpenv env;
     aotc_fpenv_enter(&env);
-    golden_execute(args, results, (unsigned char*)arena);
+    golden_execute(args, results, (unsigned char*)arena, par);
     aotc_fpenv_leave(&env);
     return golden_OK;
 }
@@ -228,11 +250,11 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
 int golden_run(golden_instance* m) {
     if (!m) return golden_ERR_NULL_ARG;
     m->error[0] = 0;
-    return golden_run_checked(m, m->args, m->results, m->arena);
+    return golden_run_checked(m, m->args, m->results, m->arena, m->par.fn ? &m->par : 0);
 }
 
 int golden_run_with(void* const* args, void* const* results, void* arena) {
-    return golden_run_checked(0, args, results, arena);
+    return golden_run_checked(0, args, results, arena, 0);
 }
 
 /* typed accessors */

@@ -1,0 +1,92 @@
+"""Threads split large kernels: results are identical to one thread and to XLA's,
+through the built-in pool and through an application's own parallel_for."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from .conftest import ROOT, require_aotc, require_jax
+
+CHAIN = ROOT / "benchmarks" / "chain1m.hlo"
+CHAIN_CFG = ROOT / "benchmarks" / "chain1m.yaml"
+
+
+def _inputs():
+    rng = np.random.default_rng(3)
+    return {"x": rng.uniform(-3, 3, 1 << 20).astype(np.float32)}
+
+
+def test_two_threads_give_the_one_thread_result():
+    aotc = require_aotc("run")
+    one = aotc.run(str(CHAIN), config=str(CHAIN_CFG), inputs=_inputs(), threads=1)
+    two = aotc.run(str(CHAIN), config=str(CHAIN_CFG), inputs=_inputs(), threads=2)
+    assert one.keys() == two.keys()
+    for k in one:
+        assert one[k].tobytes() == two[k].tobytes()
+
+
+@pytest.mark.jax
+def test_threaded_chain_matches_xla():
+    aotc = require_aotc("run")
+    require_jax()
+    from tests.oracle.xla import run_hlo
+
+    ins = _inputs()
+    (want,) = run_hlo(CHAIN.read_text(), [ins["x"]])
+    got = aotc.run(str(CHAIN), config=str(CHAIN_CFG), inputs=ins, threads=2)
+    (name,) = got
+    np.testing.assert_allclose(got[name], want, rtol=2e-5, atol=1e-6)
+
+
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libch.h"
+
+static int calls;
+/* an application pool: runs the chunks in reverse order on the calling thread */
+static void my_parallel_for(void* user, int64_t n, void (*fn)(void*, int64_t, int64_t), void* ctx) {
+    int64_t chunk = (n + 3) / 4;
+    ++*(int*)user;
+    for (int64_t hi = n; hi > 0; hi -= chunk) fn(ctx, hi - chunk > 0 ? hi - chunk : 0, hi);
+}
+
+int main(void) {
+    ch_instance* a = ch_create(ch_ALLOC_ALL);
+    ch_instance* b = ch_create(ch_ALLOC_ALL);
+    float* xa = ch_arg_x_data(a);
+    float* xb = ch_arg_x_data(b);
+    for (int i = 0; i < (1 << 20); ++i) xa[i] = xb[i] = (float)((i % 2000) - 1000) / 300.0f;
+    if (ch_set_parallel_for(b, my_parallel_for, &calls) != ch_OK) return 1;
+    if (ch_run(a) != ch_OK || ch_run(b) != ch_OK) return 2;
+    if (calls < 1) return 3;
+    if (memcmp(ch_result_data(a, 0), ch_result_data(b, 0), ch_result_bytes(0)) != 0) return 4;
+    if (ch_set_num_threads(a, 2) != ch_OK || ch_run(a) != ch_OK) return 5;
+    if (memcmp(ch_result_data(a, 0), ch_result_data(b, 0), ch_result_bytes(0)) != 0) return 6;
+    ch_destroy(a);
+    ch_destroy(b);
+    puts("ok");
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_application_pool_and_builtin_pool(tmp_path):
+    aotc = require_aotc("compile")
+    res = aotc.compile(str(CHAIN), config=str(CHAIN_CFG), out=str(tmp_path / "libch"),
+                       options=aotc.CompileOptions(name="ch", emit=()))
+    (tmp_path / "driver.c").write_text(DRIVER)
+    exe = str(tmp_path / "driver")
+    r = subprocess.run(["gcc", "-std=c11", "-O2", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+                        "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-I", str(tmp_path),
+                        str(tmp_path / "driver.c"), res.c_path, "-lm", "-lpthread", "-o", exe],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([exe], capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
