@@ -242,7 +242,7 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
  * in two steps at the top so n = 128 (x just below the overflow bound) works. */
 AOTC_INLINE float aotc__exp_f32(float x) {
   const float hi = 88.72283935546875f, lo = -87.33654022216797f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float xc = x > hi ? hi : (x < lo ? lo : (x == x ? x : 0.0f)); /* NaN: any finite n, result NaN below */
   float n = nearbyintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;

@@ -25,6 +25,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* No fused multiply-add unless written explicitly: every target and compiler then
+ * rounds a*b+c the same way (gcc does not contract in ISO C mode; clang needs this). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /* ---- compiler attributes ------------------------------------------------ */
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -218,7 +218,7 @@ class RuntimeBuilds:
         source = ("#define AOTC_RT_API\n" + runtime_source() + "\n"
                   + (HERE / "support.c").read_text())
         ffi.set_source(modname, source, libraries=["m", "pthread"],
-                       extra_compile_args=["-std=gnu11", "-O2", *v.cflags])
+                       extra_compile_args=["-std=gnu11", "-O2", "-ffp-contract=off", *v.cflags])
         d = self.root / v.name
         d.mkdir(parents=True, exist_ok=True)
         so = ffi.compile(tmpdir=str(d), verbose=False)
