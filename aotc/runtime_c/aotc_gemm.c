@@ -483,7 +483,8 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       }                                                                                    \
     }                                                                                      \
   }                                                                                        \
-  AOTC_RT_API void NAME(int64_t M, int64_t N, int64_t K, const T* A, int64_t a_rs,         \
+  AOTC_RT_API AOTC_NOIPA void NAME(int64_t M, int64_t N, int64_t K, const T* A,           \
+                                  int64_t a_rs,                                            \
                         int64_t a_cs, const T* B, int64_t b_rs, int64_t b_cs, T* C,        \
                         int64_t ldc, void* scratch) {                                      \
     if (K > 0 && (M == 1 || N == 1) &&                                                     \

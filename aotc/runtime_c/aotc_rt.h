@@ -39,6 +39,13 @@
 #define AOTC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define AOTC_ASSUME_ALIGNED(p, n) __builtin_assume_aligned((p), (n))
 #define AOTC_NOINLINE __attribute__((noinline))
+#if defined(__clang__)
+#define AOTC_NOIPA __attribute__((noinline))
+#else
+/* no inlining or constant propagation into it: keeps gcc's loop analysis from
+ * warning about paths of a call's clone that the constants make unreachable */
+#define AOTC_NOIPA __attribute__((noipa))
+#endif
 #define AOTC_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 #else
 #define AOTC_UNUSED
@@ -46,6 +53,7 @@
 #define AOTC_UNLIKELY(x) (x)
 #define AOTC_ASSUME_ALIGNED(p, n) (p)
 #define AOTC_NOINLINE
+#define AOTC_NOIPA
 #define AOTC_PREFETCH_W(p) ((void)(p))
 #endif
 
