@@ -14,7 +14,7 @@ from ..hlo.shape import ArrayShape, TupleShape
 from ..ops.registry import rule
 from .elemental import Buffer, c_ident, c_literal
 from .fusion import FusionPlan
-from .kernels import ScalarFunctions, copy_body, kernel_body, output_shapes
+from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
 from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
@@ -110,13 +110,23 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     def base_key(k: str) -> str:
         return view_base.get(k, k)
 
-    # 3. kernels in schedule order
+    # 3. kernels in schedule order; an elementwise kernel writes over an arena buffer it
+    #    reads for the last time (a recorded in-place decision: the output becomes a view)
+    last_read: dict[str, int] = {}
+    for step, kname in enumerate(fplan.order):
+        for n in _kernel_reads(comp, comp.get(kname), roles):
+            last_read[base_key(n)] = step
+    pinned = {base_key(_key(n, idx)) for n, idx in fetch_refs} | {base_key(_key(n, idx)) for _, (n, idx) in var_refs}
     kernels: list[Kernel] = []
     uses: dict[str, list[int]] = {}
     scratch_size: dict[str, int] = {}
     for step, kname in enumerate(fplan.order):
         ins = comp.get(kname)
         r = rule(ins.opcode)
+        inplace = _in_place_source(comp, ins, roles, slots, base_key, last_read, pinned, step)
+        if inplace is not None:
+            slots.info[kname].update(place="alias", alias_of=inplace)
+            view_base[kname] = base_key(inplace)
         nbytes = 0
         if r is not None and r.scratch_bytes is not None:
             nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
@@ -126,8 +136,13 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
                      if isinstance(ins.shape, TupleShape) else [kname])
         reads = _kernel_reads(comp, ins, roles)
         buffers = {n: slots.buffer(n) for n in reads}
-        body, fused, nbytes, outer = kernel_body(comp, ins, roles, buffers, [slots.buffer(k) for k in outs_keys], scalars,
-                                          fns, scratch, nbytes, subs.get)
+        outs = [slots.buffer(k) for k in outs_keys]
+        if inplace is not None:  # write through the pointer it reads, so no two pointers alias
+            outs = [Buffer(slots.info[inplace]["cname"], outs[0].shape)]
+        body, fused, nbytes, outer = kernel_body(comp, ins, roles, buffers, outs, scalars,
+                                                 fns, scratch, nbytes, subs.get)
+        if inplace is not None:
+            body = [f"    /* in place: writes over {inplace}, read here for the last time */"] + body
         if nbytes:
             scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch", cname=scratch)
             scratch_size[skey] = nbytes
@@ -137,8 +152,10 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         for n in reads:
             uses.setdefault(base_key(n), []).append(step)
         for k in outs_keys:
-            uses.setdefault(k, []).append(step)
-        params = [(slots.info[n]["cname"], False) for n in reads] + [(slots.info[k]["cname"], True) for k in outs_keys]
+            uses.setdefault(base_key(k), []).append(step)
+        params = [(slots.info[n]["cname"], n == inplace) for n in reads]
+        if inplace is None:
+            params += [(slots.info[k]["cname"], True) for k in outs_keys]
         if scratch:
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
@@ -197,6 +214,23 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     subprograms = tuple(p for _, p in sorted(subs.programs.items()) if p is not None)
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target, subprograms)
+
+
+def _in_place_source(comp: Computation, ins, roles, slots: _Slots, base_key, last_read: dict[str, int],
+                     pinned: set[str], step: int) -> str | None:
+    """The read slot an elementwise kernel may overwrite: an arena buffer of the same
+    storage type and size, read by no later kernel and not fetched."""
+    out = slots.info.get(ins.name)
+    if out is None or out["place"] != "arena" or not elementwise_kernel(comp, ins, roles):
+        return None
+    for n in _kernel_reads(comp, ins, roles):
+        src = slots.info[n]
+        b = base_key(n)
+        if (src["place"] == "arena" and b == n and last_read.get(b) == step and b not in pinned
+                and src["shape"].dtype.c_type == out["shape"].dtype.c_type
+                and src["shape"].nbytes == out["shape"].nbytes):
+            return n
+    return None
 
 
 def _kernel_reads(comp: Computation, ins, roles: dict[str, str]) -> list[str]:

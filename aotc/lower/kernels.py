@@ -130,6 +130,15 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     return kb.lines, fused, 0, (shape.dims[0] if shape.rank else 0)
 
 
+def elementwise_kernel(comp: Computation, ins: Instruction, roles: dict[str, str]) -> bool:
+    """Whether the kernel of `ins` reads every buffer at the element it writes (a loop
+    kernel of elementwise ops only), so it may write over a buffer it reads last."""
+    r = rule(ins.opcode)
+    if r is None or r.kernel is not None or not isinstance(ins.shape, ArrayShape):
+        return False
+    return _is_flat(comp, fused_producers(comp, ins, roles) | {ins.name})
+
+
 def copy_body(src: Buffer, dst: Buffer) -> list[str]:
     n = ArrayShape(src.shape.dtype, src.shape.dims).size
     return [f"    memcpy({dst.cname}, {src.cname}, {n} * sizeof(*{dst.cname}));"]
