@@ -72,10 +72,27 @@ def _collapse(dims: tuple[int, ...], strides: tuple[int, ...], group: tuple[int,
     return size, strides[live[-1]]
 
 
+_F32_LIKE = ("f32", "bf16", "f16")
+
+
+def gemm_type(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> str | None:
+    """"f64" or "f32" when the dot runs on that GEMM (half operands and results are
+    widened to f32 and the result rounded once, as XLA:CPU computes them), else None."""
+    dt = instr.array_shape.dtype.name
+    if dt == "f64" and lhs.dtype.name == rhs.dtype.name == "f64":
+        return "f64"
+    if dt in _F32_LIKE and lhs.dtype.name in _F32_LIKE and rhs.dtype.name in _F32_LIKE:
+        return "f32"
+    return None
+
+
+def _widened(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> bool:
+    return any(t.dtype.name in ("bf16", "f16") for t in (instr.array_shape, lhs, rhs))
+
+
 def gemm_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmPlan | None:
     """How to run this dot on the packed GEMM, or None if it needs the loop nest."""
-    dt = instr.array_shape.dtype.name
-    if dt not in ("f32", "f64") or lhs.dtype.name != dt or rhs.dtype.name != dt:
+    if gemm_type(instr, lhs, rhs) is None:
         return None
     lb, lc, rb, rc = _dnums(instr)
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
@@ -89,7 +106,20 @@ def gemm_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmPlan 
                     m[0], n[0], ka[0], m[1], ka[1], kb[1], n[1])
 
 
-GEMM_FN = {"f32": "aotc_sgemm", "f64": "aotc_dgemm"}
+def _up64(n: int) -> int:
+    return (n + 63) // 64 * 64
+
+
+def _widen_layout(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> tuple[int, int, int, int]:
+    """Byte offsets in scratch of the f32 copies of lhs, rhs and the result (halves only),
+    and where the GEMM's own scratch starts."""
+    if not _widened(instr, lhs, rhs):
+        return 0, 0, 0, 0
+    a = 0
+    b = a + _up64(lhs.size * 4)
+    c = b + _up64(rhs.size * 4)
+    g = c + _up64(instr.array_shape.size * 4)
+    return a, b, c, g
 
 
 def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
@@ -97,7 +127,8 @@ def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     plan = gemm_plan(instr, shapes[0], shapes[1])
     if plan is None:
         return 0
-    return gemm_scratch_bytes(plan.m, plan.n, plan.k, instr.array_shape.dtype.nbytes)
+    es = 8 if gemm_type(instr, shapes[0], shapes[1]) == "f64" else 4
+    return _widen_layout(instr, shapes[0], shapes[1])[3] + gemm_scratch_bytes(plan.m, plan.n, plan.k, es)
 
 
 def _dot_kernel(kb, instr: Instruction, outs) -> None:
@@ -106,15 +137,43 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     lhs, rhs = lhs_i.array_shape, rhs_i.array_shape
     lbuf, rbuf = kb.buffers[lhs_i.name].cname, kb.buffers[rhs_i.name].cname
     plan = gemm_plan(instr, lhs, rhs)
-    if plan is not None:
-        _emit_gemm(kb, instr, plan, lbuf, rbuf, out.cname)
-    else:
+    if plan is None:
         _emit_loops(kb, instr, lhs, rhs, out)
+        return
+    if not _widened(instr, lhs, rhs):
+        _emit_gemm(kb, instr, plan, lbuf, rbuf, out.cname, kb.scratch)
+        return
+    # widen half operands to f32 copies in scratch, multiply in f32, round the result once
+    from ..lower.elemental import load_expr, store_expr
+    a, b, c, g = _widen_layout(instr, lhs, rhs)
+    def pointer(ctype: str, init: str) -> str:
+        name = kb.fresh("wide")
+        kb.line(f"{ctype}* const {name} = {init};")
+        return name
+
+    w = pointer("unsigned char", f"(unsigned char*){kb.scratch}")
+    srcs = []
+    for name, shape, off in ((lbuf, lhs, a), (rbuf, rhs, b)):
+        if shape.dtype.name == "f32":
+            srcs.append(name)
+            continue
+        dst = pointer("float", f"(float*)(void*)({w} + {off})")
+        kb.loop("i", shape.size)
+        kb.line(f"{dst}[i] = {load_expr(shape.dtype, f'{name}[i]')};")
+        kb.close()
+        srcs.append(dst)
+    odt = instr.array_shape.dtype
+    res = out.cname if odt.name == "f32" else pointer("float", f"(float*)(void*)({w} + {c})")
+    _emit_gemm(kb, instr, plan, srcs[0], srcs[1], res, f"{w} + {g}")
+    if odt.name != "f32":
+        kb.loop("i", instr.array_shape.size)
+        kb.line(f"{out.cname}[i] = {store_expr(odt, f'{res}[i]')};")
+        kb.close()
 
 
-def _emit_gemm(kb, instr, p: GemmPlan, lbuf: str, rbuf: str, obuf: str) -> None:
-    fn = GEMM_FN[instr.array_shape.dtype.name]
-    args = f"{p.m}, {p.n}, {p.k}, {{a}}, {p.a_rs}, {p.a_cs}, {{b}}, {p.b_rs}, {p.b_cs}, {{c}}, {p.n}, {kb.scratch}"
+def _emit_gemm(kb, instr, p: GemmPlan, lbuf: str, rbuf: str, obuf: str, scratch: str) -> None:
+    fn = "aotc_dgemm" if instr.array_shape.dtype.name == "f64" else "aotc_sgemm"
+    args = f"{p.m}, {p.n}, {p.k}, {{a}}, {p.a_rs}, {p.a_cs}, {{b}}, {p.b_rs}, {p.b_cs}, {{c}}, {p.n}, {scratch}"
     nb = prod(p.batch)
     if nb == 1:
         kb.line(fn + "(" + args.format(a=lbuf, b=rbuf, c=obuf) + ");")
