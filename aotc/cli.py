@@ -129,7 +129,8 @@ def _read_inputs(path: str | None) -> dict | None:
 @click.option("--name", "name", metavar="IDENT", default=None,
               help="C symbol prefix (default: config `name`, else the -o basename without `lib`).")
 @click.option("--emit", "emit", metavar="KINDS", default="o", show_default=True,
-              help="Comma-separated binaries to build besides .c/.h: o, so, a (or 'none').")
+              help="Binaries to build besides .c/.h: the object always, plus so and/or a "
+                   "(e.g. --emit so,a); 'none' builds nothing.")
 @click.option("--dump-after", "dump_after", metavar="STAGE", multiple=True,
               help="Print the IR after a lowering stage (bind, inline, delayout, simplify, fusion, program).")
 @click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
@@ -139,10 +140,12 @@ def compile_cmd(model, config, elided_constants, bind_constants, target, target_
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
     from .api import compile as aotc_compile
 
-    kinds = tuple(k for k in emit.split(",") if k and k != "none")
-    bad = [k for k in kinds if k not in ("o", "so", "a")]
+    listed = [k.strip() for k in emit.split(",") if k.strip()]
+    bad = [k for k in listed if k not in ("o", "so", "a", "none")]
     if bad:
-        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a)")
+        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a, or none)")
+    # the object is always built unless `none`; so and a come in addition
+    kinds = () if "none" in listed else tuple(k for k in ("o", "so", "a") if k == "o" or k in listed)
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, name=name, elided_constants=elided_constants,
                             bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
