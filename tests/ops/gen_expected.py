@@ -26,7 +26,8 @@ if str(ROOT) not in sys.path:
 from tests.oracle import xla as oracle  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
-FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.test_window")
+FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.test_window",
+            "tests.ops.test_dynamic")
 
 
 def all_cases() -> dict[str, tuple]:
