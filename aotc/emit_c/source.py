@@ -122,14 +122,9 @@ def _emit_call(k, out: list[str]) -> None:
             "    }"]
 
 
-# kernels writing fewer elements than this run on the calling thread: splitting them
-# would cost more than it saves
-PARALLEL_MIN_ELEMENTS = 1 << 15
-
-
 def _threaded(k) -> bool:
-    """Whether a pool may split this kernel's outermost loop."""
-    return k.outer >= 2 and k.work >= PARALLEL_MIN_ELEMENTS
+    """Whether a pool may split this kernel's outermost loop (lowering decided)."""
+    return k.parallel
 
 
 def _emit_execute(p: Program, out: list[str]) -> None:

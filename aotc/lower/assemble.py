@@ -20,6 +20,11 @@ from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
 
 
+# kernels writing fewer elements than this run on the calling thread: splitting them
+# over threads would cost more than it saves
+PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
 def _key(name: str, idx: tuple[int, ...]) -> str:
     return name if not idx else f"{name}#{idx[0]}"
 
@@ -160,7 +165,8 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
         work = sum(s.size for s in output_shapes(ins))
-        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer, work))
+        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer,
+                              outer >= 2 and work >= PARALLEL_MIN_ELEMENTS))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []

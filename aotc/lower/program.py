@@ -36,7 +36,7 @@ class Kernel:
     params: tuple[tuple[str, bool], ...]  # (slot cname, written?) in call order
     body: tuple[str, ...]  # C statements (indented one level)
     outer: int = 0  # > 0: the function ends with (int64_t lo, int64_t hi), its outermost loop's range
-    work: int = 0  # elements it writes: threads split it only when this is large
+    parallel: bool = False  # a thread pool may split [0, outer) (the kernel is large enough to pay)
 
 
 @dataclass(frozen=True, slots=True)
