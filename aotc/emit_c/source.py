@@ -80,6 +80,7 @@ def _emit_kernels(p: Program, out: list[str]) -> None:
         prov = list(k.provenance)
         shown = ", ".join(prov[:8]) + (f", ... ({len(prov)} instructions)" if len(prov) > 8 else "")
         decls = [_param_decl(slots[c], w) for c, w in k.params] + (["int64_t lo", "int64_t hi"] if k.outer else [])
+        decls += ["const aotc_par* par"] if k.takes_pool else []
         unused = [f"    (void){c};" for c, w in k.params if not any(c in line for line in k.body)]
         out.append(f"/* HLO: {shown} */".replace("*/ */", "*/"))
         out.append(f"static void {k.cname}({', '.join(decls) or 'void'}) {{")
@@ -105,7 +106,7 @@ def _emit_range_trampoline(k, slots, out: list[str]) -> None:
 
 
 def _emit_call(k, out: list[str]) -> None:
-    args = ", ".join(c for c, _ in k.params)
+    args = ", ".join([c for c, _ in k.params] + (["par"] if k.takes_pool else []))
     if not k.outer:
         out.append(f"    {k.cname}({args});")
         return

@@ -144,7 +144,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         outs = [slots.buffer(k) for k in outs_keys]
         if inplace is not None:  # write through the pointer it reads, so no two pointers alias
             outs = [Buffer(slots.info[inplace]["cname"], outs[0].shape)]
-        body, fused, nbytes, outer = kernel_body(comp, ins, roles, buffers, outs, scalars,
+        body, fused, nbytes, outer, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
                                                  fns, scratch, nbytes, subs.get)
         if inplace is not None:
             body = [f"    /* in place: writes over {inplace}, read here for the last time */"] + body
@@ -166,7 +166,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
         work = sum(s.size for s in output_shapes(ins))
         kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer,
-                              outer >= 2 and work >= PARALLEL_MIN_ELEMENTS))
+                              outer >= 2 and work >= PARALLEL_MIN_ELEMENTS, takes_pool))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []

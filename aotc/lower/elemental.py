@@ -148,6 +148,12 @@ class KernelBuilder:
         self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
         self.scratch: str | None = None
         self.scratch_bytes = 0  # arena scratch this kernel uses, known before or during emission
+        self.uses_pool = False  # the kernel takes the thread pool (`par`, NULL: serial)
+
+    def pool(self) -> str:
+        """The C name of the thread pool (`const aotc_par*`, NULL when serial) for this kernel."""
+        self.uses_pool = True
+        return "par"
 
     def need_scratch(self, nbytes: int) -> str:
         """Reserve `nbytes` of 64-byte-aligned arena scratch for this kernel; its pointer name."""

@@ -93,10 +93,11 @@ class ScalarFunctions:
 
 def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buffers: dict[str, Buffer],
                 outs: list[Buffer], scalars: dict[str, str], functions: ScalarFunctions,
-                scratch: str, scratch_bytes: int, subprogram=None) -> tuple[list[str], set[str], int, int]:
+                scratch: str, scratch_bytes: int, subprogram=None) -> tuple[list[str], set[str], int, int, bool]:
     """C statements of the kernel materializing `ins`, the fused instruction names, the
     arena scratch bytes it uses, and the trip count of its outermost loop when that loop
-    runs over [lo, hi) so threads can split it (0: the kernel takes no range)."""
+    runs over [lo, hi) so threads can split it (0: the kernel takes no range), and whether
+    it takes the thread pool itself."""
     fused = fused_producers(comp, ins, roles)
     producers = {i.name: i for i in comp.instructions}
     kb = KernelBuilder(fused | {ins.name}, producers, buffers, rule, scalars)
@@ -107,7 +108,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     r = rule(ins.opcode)
     if r is not None and r.kernel is not None:
         r.kernel(kb, ins, outs)
-        return kb.lines, fused, kb.scratch_bytes, 0
+        return kb.lines, fused, kb.scratch_bytes, 0, kb.uses_pool
     (out,) = outs
     shape = ins.array_shape
     if _is_flat(comp, fused | {ins.name}) and shape.rank != 1:
@@ -115,7 +116,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
         val = kb.value(ins, Index(shape.dims, linear="i"))
         kb.line(f"{out.cname}[i] = {store_expr(shape.dtype, val)};")
         kb.close()
-        return kb.lines, fused, 0, shape.size
+        return kb.lines, fused, 0, shape.size, False
     names = [f"i{d}" for d in range(shape.rank)]
     for d, (v, n) in enumerate(zip(names, shape.dims)):
         if d == 0:
@@ -127,7 +128,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     kb.line(f"{out.cname}[{kb.linear(idx)}] = {store_expr(shape.dtype, val)};")
     for _ in names:
         kb.close()
-    return kb.lines, fused, 0, (shape.dims[0] if shape.rank else 0)
+    return kb.lines, fused, 0, (shape.dims[0] if shape.rank else 0), False
 
 
 def elementwise_kernel(comp: Computation, ins: Instruction, roles: dict[str, str]) -> bool:

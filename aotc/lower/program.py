@@ -37,6 +37,7 @@ class Kernel:
     body: tuple[str, ...]  # C statements (indented one level)
     outer: int = 0  # > 0: the function ends with (int64_t lo, int64_t hi), its outermost loop's range
     parallel: bool = False  # a thread pool may split [0, outer) (the kernel is large enough to pay)
+    takes_pool: bool = False  # the function's last parameter is the pool (`const aotc_par* par`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,13 +122,28 @@ def _widen_layout(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> tuple
     return a, b, c, g
 
 
-def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
+# GEMMs with at least this many multiply-adds are split into GEMM_PARTS slices for
+# the thread pool (each slice with its own packing scratch)
+THREADED_MACS = 1 << 20
+GEMM_PARTS = 4
+
+
+def _parts(p: GemmPlan) -> int:
+    return GEMM_PARTS if p.m * p.n * p.k >= THREADED_MACS else 1
+
+
+def _gemm_bytes(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, p: GemmPlan) -> int:
+    """Packing scratch of one slice."""
     from ..runtime_c import gemm_scratch_bytes
+    es = 8 if gemm_type(instr, lhs, rhs) == "f64" else 4
+    return gemm_scratch_bytes(p.m, p.n, p.k, es)
+
+
+def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     plan = gemm_plan(instr, shapes[0], shapes[1])
     if plan is None:
         return 0
-    es = 8 if gemm_type(instr, shapes[0], shapes[1]) == "f64" else 4
-    return _widen_layout(instr, shapes[0], shapes[1])[3] + gemm_scratch_bytes(plan.m, plan.n, plan.k, es)
+    return _widen_layout(instr, shapes[0], shapes[1])[3] + _parts(plan) * _gemm_bytes(instr, shapes[0], shapes[1], plan)
 
 
 def _dot_kernel(kb, instr: Instruction, outs) -> None:
@@ -172,8 +187,15 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
 
 
 def _emit_gemm(kb, instr, p: GemmPlan, lbuf: str, rbuf: str, obuf: str, scratch: str) -> None:
-    fn = "aotc_dgemm" if instr.array_shape.dtype.name == "f64" else "aotc_sgemm"
+    fn = "aotc_dgemm" if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" \
+        else "aotc_sgemm"
     args = f"{p.m}, {p.n}, {p.k}, {{a}}, {p.a_rs}, {p.a_cs}, {{b}}, {p.b_rs}, {p.b_cs}, {{c}}, {p.n}, {scratch}"
+    parts = _parts(p)
+    if parts > 1:  # sliced over the pool when there is one; the serial call otherwise
+        par = kb.pool()
+        stride = _gemm_bytes(instr, *(kb.producers[o].array_shape for o in instr.operands), p)
+        fn = f"{fn}_threads"
+        args = f"{par} ? {par}->fn : 0, {par} ? {par}->user : 0, {parts}, {stride}u, " + args
     nb = prod(p.batch)
     if nb == 1:
         kb.line(fn + "(" + args.format(a=lbuf, b=rbuf, c=obuf) + ");")

@@ -19,6 +19,9 @@
 #ifndef AOTC_GEMM_H
 #include "aotc_gemm.h"
 #endif
+#ifndef AOTC_MATH_H
+#include "aotc_math.h"
+#endif
 
 #include <math.h>
 #include <string.h>
@@ -529,6 +532,50 @@ AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel)
   }
 AOTC__DEF_GEMM_PART(aotc_sgemm, float, AOTC_SGEMM)
 AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
+
+/* One product split into `parts` slices run through an application's or the
+ * built-in pool's parallel_for; slice p uses scratch + p * part_scratch.  The
+ * result is bit-identical to the serial call.  Without a pool it is the serial
+ * call.  Each slice enters the caller's FP environment itself, since an
+ * application's threads do not have it. */
+#define AOTC__DEF_GEMM_THREADS(NAME, T)                                                     \
+  typedef struct {                                                                          \
+    int64_t parts, M, N, K, a_rs, a_cs, b_rs, b_cs, ldc;                                    \
+    const T* A;                                                                             \
+    const T* B;                                                                             \
+    T* C;                                                                                   \
+    unsigned char* scratch;                                                                 \
+    size_t part_scratch;                                                                    \
+  } NAME##_job;                                                                             \
+  AOTC_INTERNAL void NAME##_job_range(void* ctx, int64_t begin, int64_t end) {              \
+    const NAME##_job* j = (const NAME##_job*)ctx;                                           \
+    aotc_fpenv saved;                                                                       \
+    aotc_fpenv_enter(&saved);                                                               \
+    for (int64_t p = begin; p < end; ++p)                                                   \
+      NAME##_part(p, j->parts, j->M, j->N, j->K, j->A, j->a_rs, j->a_cs, j->B, j->b_rs,     \
+                  j->b_cs, j->C, j->ldc, j->scratch + (size_t)p * j->part_scratch);         \
+    aotc_fpenv_leave(&saved);                                                               \
+  }                                                                                         \
+  AOTC_RT_API void NAME##_threads(void (*parallel_for)(void*, int64_t,                     \
+                                                         void (*)(void*, int64_t, int64_t), \
+                                                         void*),                            \
+                                  void* user, int64_t parts, size_t part_scratch,           \
+                                  int64_t M, int64_t N, int64_t K, const T* A,              \
+                                  int64_t a_rs, int64_t a_cs, const T* B, int64_t b_rs,     \
+                                  int64_t b_cs, T* C, int64_t ldc, void* scratch) {         \
+    if (!parallel_for || parts <= 1) {                                                      \
+      NAME(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                         \
+      return;                                                                               \
+    }                                                                                       \
+    NAME##_job j;                                                                           \
+    j.parts = parts; j.M = M; j.N = N; j.K = K; j.a_rs = a_rs; j.a_cs = a_cs;               \
+    j.b_rs = b_rs; j.b_cs = b_cs; j.ldc = ldc; j.A = A; j.B = B; j.C = C;                   \
+    j.scratch = (unsigned char*)scratch;                                                    \
+    j.part_scratch = part_scratch;                                                          \
+    parallel_for(user, parts, NAME##_job_range, &j);                                        \
+  }
+AOTC__DEF_GEMM_THREADS(aotc_sgemm, float)
+AOTC__DEF_GEMM_THREADS(aotc_dgemm, double)
 
 AOTC_RT_API size_t aotc_gemm_scratch_bytes(void) { return AOTC_GEMM_SCRATCH_BYTES; }
 

@@ -90,3 +90,24 @@ def test_application_pool_and_builtin_pool(tmp_path):
     assert r.returncode == 0, r.stderr
     r = subprocess.run([exe], capture_output=True, text=True, timeout=300, env=dict(os.environ))
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stdout, r.stderr)
+
+
+def test_gemm_split_over_threads_is_bit_identical():
+    """A matmul large enough to be sliced over the pool gives the serial bits, and XLA's
+    values (numpy float64 here only checks the size of the error; the bits are compared
+    between thread counts)."""
+    aotc = require_aotc("run")
+    model = ROOT / "benchmarks" / "matmul512.hlo"
+    cfg = ROOT / "benchmarks" / "matmul512.yaml"
+    from aotc.driver import frontend
+
+    fe = frontend(str(model), str(cfg))
+    rng = np.random.default_rng(5)
+    ins = {f.name: rng.standard_normal(f.shape.dims).astype(np.float32) for f in fe.signature.feeds}
+    one = aotc.run(str(model), config=str(cfg), inputs=ins, threads=1)
+    two = aotc.run(str(model), config=str(cfg), inputs=ins, threads=2)
+    three = aotc.run(str(model), config=str(cfg), inputs=ins, threads=3)
+    (name,) = one
+    assert one[name].tobytes() == two[name].tobytes() == three[name].tobytes()
+    a, b = (ins[f.name].astype(np.float64) for f in fe.signature.feeds)
+    np.testing.assert_allclose(one[name], a @ b, rtol=1e-4, atol=1e-3)
