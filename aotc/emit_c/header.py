@@ -80,8 +80,7 @@ def _accessors(P: str, kind: str, i: int, port: Port, label: str) -> list[str]:
     t = c_storage(port)
     out = [f"  {t}* {label}_data() {{ return static_cast<{t}*>({P}_{kind}_data(m_, {i})); }}",
            f"  const {t}* {label}_data() const {{ return static_cast<const {t}*>({P}_{kind}_data(m_, {i})); }}"]
-    if kind == "arg" or True:
-        out.append(f"  void set_{label}_data(const void* data) {{ {P}_set_{kind}_data(m_, {i}, const_cast<void*>(data)); }}")
+    out.append(f"  void set_{label}_data(const void* data) {{ {P}_set_{kind}_data(m_, {i}, const_cast<void*>(data)); }}")
     dims = port.dims
     params = ", ".join(f"size_t dim{d}" for d in range(len(dims)))
     idx, stride = [], 1

@@ -46,7 +46,7 @@ def _while_kernel(kb, instr: Instruction, outs) -> None:
     sub_off = off + _ALIGN
     scratch = kb.need_scratch(sub_off + max(cond.arena_bytes, body.arena_bytes))
     kb.line(f"unsigned char* const w = (unsigned char*){scratch};")
-    for src, dst, s in zip(init, outs, shapes):  # noqa: B007
+    for src, dst, s in zip(init, outs, shapes):
         kb.line(f"memcpy({dst.cname}, {src.cname}, {s.nbytes});")
     state = [o.cname for o in outs]
     nxt = [f"w + {o}" for o in offs]
