@@ -146,6 +146,7 @@ class KernelBuilder:
         # set by the kernel assembler: computation name -> C function name, and the scratch pointer
         self.scalar_function: Callable[[str], str] | None = None
         self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
+        self.scalar_computation: Callable[[str], object] | None = None  # name -> Computation
         self.scratch: str | None = None
         self.scratch_bytes = 0  # arena scratch this kernel uses, known before or during emission
         self.uses_pool = False  # the kernel takes the thread pool (`par`, NULL: serial)

@@ -102,6 +102,7 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     producers = {i.name: i for i in comp.instructions}
     kb = KernelBuilder(fused | {ins.name}, producers, buffers, rule, scalars)
     kb.scalar_function = functions.get
+    kb.scalar_computation = functions.module.computation
     kb.subprogram = subprogram
     kb.scratch = scratch
     kb.scratch_bytes = scratch_bytes

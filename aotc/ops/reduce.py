@@ -56,14 +56,20 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
     sub = [""] * len(in_dims)
     for j, d in enumerate(kept):
         sub[d] = o_vars[j]
-    for j, d in enumerate(rdims):
-        kb.loop(f"r{j}", in_dims[d])
-        sub[d] = f"r{j}"
-    xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
-    if not rdims:
+    if n == 1 and rdims and _lanes_apply(kb, instr, in_dims, rdims):
+        _lane_reduction(kb, instr, in_dims, sorted(rdims), sub, accs[0], fn)
+        rdims = ()  # loops already closed
+    else:
+        for j, d in enumerate(rdims):
+            kb.loop(f"r{j}", in_dims[d])
+            sub[d] = f"r{j}"
+    xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)] if rdims else []
+    if not instr.attr("dimensions"):
         # XLA returns the operands of a reduce over no dimensions unchanged (no reducer call)
         for acc, x in zip(accs, xs):
             kb.line(f"{acc} = {x};")
+    elif not rdims:
+        pass  # reduced in lanes above
     elif n == 1:
         kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
     else:
@@ -77,6 +83,56 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
         kb.line(f"{outs[k].cname}[{lin}] = {store_expr(ins[k].array_shape.dtype, accs[k])};")
     for _ in kept:
         kb.close()
+
+
+# reductions whose combiner is one of these associative, commutative ops of its two
+# parameters keep LANES partial results (vectorizable; XLA:CPU reassociates too)
+_ASSOCIATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or"})
+LANES = 8
+
+
+def _lanes_apply(kb, instr: Instruction, in_dims, rdims) -> bool:
+    if kb.scalar_computation is None:
+        return False
+    comp = kb.scalar_computation(instr.attr("to_apply"))
+    root = comp.root_instruction
+    params = {p.name for p in comp.parameters}
+    simple = (root.opcode in _ASSOCIATIVE and len(comp.instructions) == 3 and set(root.operands) == params
+              and len(params) == 2)
+    last = len(in_dims) - 1
+    return simple and max(rdims) == last and in_dims[last] >= 2 * LANES
+
+
+def _lane_reduction(kb, instr: Instruction, in_dims, rdims, sub, acc: str, fn: str) -> None:
+    """acc = fold of fn over the reduced dimensions, the innermost (contiguous) one in
+    LANES interleaved partial results combined at the end."""
+    from ..lower.elemental import Index, compute_ctype
+    ctype = compute_ctype(kb.producers[instr.operands[0]].array_shape.dtype)
+    lanes = kb.fresh("lane")
+    kb.line(f"{ctype} {lanes}[{LANES}];")
+    kb.line(f"for (int l = 0; l < {LANES}; ++l) {lanes}[l] = {acc};")
+    *outer, inner = rdims
+    for j, d in enumerate(outer):
+        kb.loop(f"r{j}", in_dims[d])
+        sub[d] = f"r{j}"
+    n = in_dims[inner]
+    kb.line("int64_t j = 0;")
+    kb.open(f"for (; j + {LANES} <= {n}; j += {LANES})")
+    kb.loop("l", LANES)
+    sub[inner] = "(j + l)"
+    x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
+    kb.line(f"{lanes}[l] = {fn}({lanes}[l], {x});")
+    kb.close()
+    kb.close()
+    kb.open(f"for (; j < {n}; ++j)")
+    sub[inner] = "j"
+    x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
+    kb.line(f"{lanes}[0] = {fn}({lanes}[0], {x});")
+    kb.close()
+    for _ in outer:
+        kb.close()
+    kb.line(f"{acc} = {lanes}[0];")
+    kb.line(f"for (int l = 1; l < {LANES}; ++l) {acc} = {fn}({acc}, {lanes}[l]);")
 
 
 register(OpRule("reduce", shape=_reduce_shape, kernel=_reduce_kernel))
