@@ -56,20 +56,21 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
     sub = [""] * len(in_dims)
     for j, d in enumerate(kept):
         sub[d] = o_vars[j]
-    if n == 1 and rdims and _lanes_apply(kb, instr, in_dims, rdims):
+    laned = n == 1 and bool(rdims) and _lanes_apply(kb, instr, in_dims, rdims)
+    if laned:
         _lane_reduction(kb, instr, in_dims, sorted(rdims), sub, accs[0], fn)
-        rdims = ()  # loops already closed
+        rdims = ()  # its loops are closed already
     else:
         for j, d in enumerate(rdims):
             kb.loop(f"r{j}", in_dims[d])
             sub[d] = f"r{j}"
-    xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)] if rdims else []
-    if not instr.attr("dimensions"):
+    xs = [] if laned else [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
+    if laned:
+        pass  # reduced in lanes above
+    elif not rdims:
         # XLA returns the operands of a reduce over no dimensions unchanged (no reducer call)
         for acc, x in zip(accs, xs):
             kb.line(f"{acc} = {x};")
-    elif not rdims:
-        pass  # reduced in lanes above
     elif n == 1:
         kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
     else:
