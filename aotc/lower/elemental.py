@@ -149,6 +149,9 @@ class KernelBuilder:
         self.scalar_computation: Callable[[str], object] | None = None  # name -> Computation
         self.scratch: str | None = None
         self.scratch_bytes = 0  # arena scratch this kernel uses, known before or during emission
+        # open loops: (variable, index of its `for` line, its indent, scope depth outside it)
+        self._loops: list[list] = []
+        self._insert_at: int | None = None  # while hoisting: where lines go
         self.uses_pool = False  # the kernel takes the thread pool (`par`, NULL: serial)
 
     def pool(self) -> str:
@@ -176,7 +179,11 @@ class KernelBuilder:
 
     # ---- statements
     def line(self, text: str) -> None:
-        self.lines.append("    " * self.indent + text)
+        if self._insert_at is None:
+            self.lines.append("    " * self.indent + text)
+        else:
+            self.lines.insert(self._insert_at, "    " * self.indent + text)
+            self._insert_at += 1
 
     def fresh(self, base: str) -> str:
         base = c_ident(base)
@@ -201,16 +208,36 @@ class KernelBuilder:
     def close(self, trailer: str = "}") -> None:
         self.indent -= 1
         self._scopes.pop()
+        if self._loops and self._loops[-1][3] == len(self._scopes):
+            self._loops.pop()
         self.line(trailer)
 
     def loop(self, var: str, n: int | str) -> None:
         self._used.add(var)  # no local may shadow a loop variable
-        self.open(f"for (int64_t {var} = 0; {var} < {n}; ++{var})")
+        self._open_loop(var, f"for (int64_t {var} = 0; {var} < {n}; ++{var})")
 
     def range_loop(self, var: str) -> None:
         """The outermost loop of a kernel that threads may split: it runs [lo, hi)."""
         self._used.update((var, "lo", "hi"))
-        self.open(f"for (int64_t {var} = lo; {var} < hi; ++{var})")
+        self._open_loop(var, f"for (int64_t {var} = lo; {var} < hi; ++{var})")
+
+    def _open_loop(self, var: str, header: str) -> None:
+        if self._insert_at is not None:  # no hoisting bookkeeping inside hoisted code
+            self.open(header)
+            return
+        self._loops.append([var, len(self.lines), self.indent, len(self._scopes)])
+        self.open(header)
+
+    def _hoist_target(self, idx: "Index"):
+        """The innermost open loop, when `idx` names only variables of loops around it
+        (the value is the same on every trip: compute it once, before the loop)."""
+        if not self._loops or self._insert_at is not None:
+            return None
+        inner = self._loops[-1]
+        outer_vars = {lp[0] for lp in self._loops[:-1]}
+        text = " ".join(list(idx.exprs or ()) + [idx.linear or ""])
+        names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+        return inner if names <= outer_vars else None
 
     # ---- indices
     def exprs(self, idx: Index) -> tuple[str, ...]:
@@ -253,16 +280,33 @@ class KernelBuilder:
         for scope in reversed(self._scopes):
             if key in scope:
                 return scope[key]
+        target = self._hoist_target(idx)
+        if target is not None:  # loop-invariant: emit it just before the innermost loop
+            saved_indent, before = self.indent, len(self.lines)
+            self._insert_at, self.indent = target[1], target[2]
+            self._scopes.append({})
+            try:
+                val = self._compute(instr, idx)
+            finally:
+                hoisted = self._scopes.pop()
+                target[1] += len(self.lines) - before
+                self._insert_at, self.indent = None, saved_indent
+            outside = self._scopes[target[3] - 1] if target[3] > 0 else self._scopes[0]
+            outside.update(hoisted)
+            outside[key] = val
+            return val
+        val = self._compute(instr, idx)
+        self._scopes[-1][key] = val
+        return val
+
+    def _compute(self, instr: Instruction, idx: Index) -> str:
         if instr.name in self.fused:
             rule = self._rules(instr.opcode)
             expr = rule.elemental(self, instr, idx)
-            val = self.let(compute_ctype(instr.array_shape.dtype), expr, "v_" + instr.name)
-        else:
-            buf = self.buffers[instr.name]
-            val = self.let(compute_ctype(buf.shape.dtype),
-                           load_expr(buf.shape.dtype, f"{buf.cname}[{self.linear(idx)}]"), "x_" + instr.name)
-        self._scopes[-1][key] = val
-        return val
+            return self.let(compute_ctype(instr.array_shape.dtype), expr, "v_" + instr.name)
+        buf = self.buffers[instr.name]
+        return self.let(compute_ctype(buf.shape.dtype),
+                        load_expr(buf.shape.dtype, f"{buf.cname}[{self.linear(idx)}]"), "x_" + instr.name)
 
     def branch_value(self, ctype: str, arms: list[tuple[str | None, Callable[[], str]]], base: str) -> str:
         """`if (c1) v = a1(); else if (c2) ... else v = an();` -- arms evaluated only when taken,

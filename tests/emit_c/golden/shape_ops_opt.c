@@ -124,8 +124,8 @@ static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float
 static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AOTC_RESTRICT s_wrapped_broadcast_broadcast_in_dim_0, int64_t lo, int64_t hi) {
     for (int64_t i0 = lo; i0 < hi; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
+            const float x_v_1 = s_v_1[i0];
             for (int64_t i2 = 0; i2 < 2; ++i2) {
-                const float x_v_1 = s_v_1[i0];
                 s_wrapped_broadcast_broadcast_in_dim_0[i0 * 6 + i1 * 2 + i2] = x_v_1;
             }
         }
