@@ -100,7 +100,7 @@ def target_options(fn: Callable) -> Callable:
     return fn
 
 
-def _compile_options(**kw) -> "CompileOptions":
+def _compile_options(**kw):
     from .options import CompileOptions
 
     cflags = tuple((kw.pop("cflags", "") or "").split())

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from .emit_c.header import emit_header
 from .emit_c.source import emit_source
 from .errors import AotcError
-from .frontend import parse_hlo
-from .frontend.config import identifier_problem, load_config, parse_config
+from .frontend import decode_hlo, parse_hlo
+from .frontend.config import identifier_problem, load_config
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
 from .hlo.ir import Module
@@ -42,28 +42,25 @@ class Generated:
 
 
 def read_model(path: str) -> str:
+    """The text of an HLO file (AotcError, located for bytes that are not UTF-8)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
-        raise AotcError(f"cannot read model: {e.strerror or e}", file=path) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        from .hlo.ir import Loc
-        raise AotcError("the file is not UTF-8 text (binary data?)", Loc(path, line, col)) from None
+        raise AotcError(f"cannot read: {e.strerror or e}", file=path) from None
+    return decode_hlo(data, path)
 
 
-def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None) -> Frontend:
-    """Parse, verify and resolve a model; `config` is a path, a dict-free YAML text via
-    `parse_config`, a Config, or None."""
+def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None,
+             keep_elided: bool = False) -> Frontend:
+    """Parse, verify and resolve a model; `config` is a path, a Config, or None. With
+    `keep_elided` (reporting), elided constants nothing fills stay elided."""
     source = text if text is not None else read_model(model)
     module = parse_hlo(source, model)                                   # HLO text -> IR
     verify(module, source)                                              # structure, shapes
-    module = resolve_constants(module, options.elided_constants,        # elided constants
-                               options.bind_constants, source)
+    if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
+        module = resolve_constants(module, options.elided_constants,    # elided constants
+                                   options.bind_constants, source)
     if isinstance(config, (str, os.PathLike)):
         config = load_config(config)
     sig = resolve_signature(module, config)                             # feeds, fetches, names
@@ -122,7 +119,3 @@ def _dump(stage: str, obj, dump_dir: str | None) -> None:
             f.write(text)
     else:
         sys.stderr.write(f"// ---- after {stage}\n{text}")
-
-
-def parse_config_text(text: str, file: str = "<config>"):
-    return parse_config(text, file)

@@ -8,52 +8,25 @@ code; the memory plan comes from `aotc.lower.plan_for_info` when it exists.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
+from .driver import Frontend, frontend
 from .errors import AotcError
-from .frontend.config import Config, load_config
-from .frontend.constants import elided_constants, resolve_constants
-from .frontend.signature import Signature, resolve_signature
+from .frontend.constants import elided_constants
+from .frontend.signature import Signature
 from .hlo.dtypes import from_numpy
 from .hlo.ir import Module
 from .hlo.shape import ArrayShape, leaves
-from .hlo.verifier import verify
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedModel:
-    path: str
-    text: str
-    module: Module  # verified; elided constants filled unless they were allowed to stay
-    config: Config | None
-    signature: Signature
-
-
-def read_text(path: str) -> str:
-    """A source file's text (AotcError when it cannot be read)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise AotcError(f"cannot read: {e.strerror or e}", file=path) from None
-    except UnicodeDecodeError as e:
-        raise AotcError(f"not UTF-8 text (byte {e.start})", file=path) from None
+from .options import CompileOptions
 
 
 def load_model(path: str, config_path: str | None = None, elided: str = "error",
-               bind: str | None = None, *, keep_elided: bool = False) -> LoadedModel:
-    """Parse, verify and resolve a model. With `keep_elided` and no explicit way to fill them,
-    elided constants stay elided instead of being an error (for reporting)."""
-    from .frontend import parse_hlo
-
-    text = read_text(path)
-    module = parse_hlo(text, path)
-    verify(module, text)
-    if not (keep_elided and elided == "error" and bind is None):
-        module = resolve_constants(module, elided, bind, text)
-    config = load_config(config_path) if config_path is not None else None
-    return LoadedModel(path, text, module, config, resolve_signature(module, config))
+               bind: str | None = None, *, keep_elided: bool = False) -> Frontend:
+    """The driver's frontend (read, parse, verify, constants, config, signature). With
+    `keep_elided` and no explicit way to fill them, elided constants stay elided instead
+    of being an error (for reporting)."""
+    opts = CompileOptions(elided_constants=elided, bind_constants=bind)
+    return frontend(path, config_path, opts, keep_elided=keep_elided)
 
 
 # ---------------------------------------------------------------- the report
@@ -63,7 +36,7 @@ def _shape_fields(s: ArrayShape) -> dict[str, Any]:
     return {"type": s.dtype.name, "shape": list(s.dims), "layout": list(s.minor_to_major)}
 
 
-def build_report(model: LoadedModel) -> dict[str, Any]:
+def build_report(model: Frontend) -> dict[str, Any]:
     """Everything `aotc info` shows, as JSON-ready data."""
     module, sig = model.module, model.signature
     counts: dict[str, int] = {}

@@ -115,10 +115,10 @@ def _emit_call(k, out: list[str]) -> None:
         out.append(f"    {serial}")
         return
     init = ", ".join(c for c, _ in k.params) or "0"
-    out += [f"    if (par) {{",
+    out += ["    if (par) {",
             f"        {k.cname}_args a = {{{init}}};",
             f"        par->fn(par->user, {k.outer}, {k.cname}_range, &a);",
-            f"    }} else {{",
+            "    } else {",
             f"        {serial}",
             "    }"]
 

@@ -3,6 +3,6 @@
 `parse_hlo` / `parse_hlo_file` are the entry points; they raise `AotcError`
 located at the first syntax error and never check what the module means.
 """
-from .hlo_parser import parse_hlo, parse_hlo_file, parse_shape
+from .hlo_parser import decode_hlo, parse_hlo, parse_hlo_file, parse_shape
 
-__all__ = ["parse_hlo", "parse_hlo_file", "parse_shape"]
+__all__ = ["decode_hlo", "parse_hlo", "parse_hlo_file", "parse_shape"]

@@ -42,23 +42,28 @@ def parse_hlo_file(path: str | Path) -> Module:
         data = Path(path).read_bytes()
     except OSError as e:
         raise AotcError(f"cannot read file: {e.strerror or e}", file=str(path)) from None
+    return parse_hlo(decode_hlo(data, str(path)), str(path))
+
+
+def decode_hlo(data: bytes, path: str) -> str:
+    """The text of an HLO file's bytes; bytes that are not UTF-8 are a located error (or the
+    syntax error before them, whichever comes first)."""
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
         data = data[3:]
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         before = data[:e.start]
         line_start = before.rfind(b"\n") + 1
         col = len(before[line_start:].decode("utf-8", "replace")) + 1
-        loc = Loc(str(path), before.count(b"\n") + 1, col)
+        loc = Loc(path, before.count(b"\n") + 1, col)
         source = data.decode("utf-8", "replace")
         try:  # a syntax error before the bad byte is the first error
-            parse_hlo(before.decode("utf-8"), str(path))
+            parse_hlo(before.decode("utf-8"), path)
         except AotcError as earlier:
             if earlier.loc is not None and (earlier.loc.line, earlier.loc.col) < (loc.line, loc.col):
                 raise located(earlier.message, earlier.loc, source) from None
         raise located(f"invalid UTF-8 byte 0x{data[e.start]:02x}", loc, source) from None
-    return parse_hlo(text, str(path))
 
 
 def parse_shape(text: str, filename: str = "<string>") -> Shape:

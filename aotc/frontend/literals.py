@@ -9,7 +9,6 @@ at its line:col. This module decodes values only; printing them back lives in
 from __future__ import annotations
 
 import re
-from math import prod
 
 import ml_dtypes
 import numpy as np

@@ -10,9 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-import numpy as np
-
-from .shape import ArrayShape, Shape, TupleShape
+from .shape import ArrayShape, Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,13 +242,3 @@ class Module:
 
     def with_computations(self, comps: tuple[Computation, ...], entry: str | None = None) -> "Module":
         return replace(self, computations=comps, entry=entry or self.entry)
-
-
-def literal_array(lit: Literal) -> np.ndarray:
-    """The numpy array of a non-tuple, non-elided literal."""
-    assert isinstance(lit.values, np.ndarray)
-    return lit.values
-
-
-def is_tuple_shape(s: Shape) -> bool:
-    return isinstance(s, TupleShape)

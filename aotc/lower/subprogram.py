@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
-from ..hlo.shape import ArrayShape, TupleShape, leaves
+from ..hlo.shape import ArrayShape, leaves
 from .elemental import c_ident
 
 
@@ -93,7 +93,3 @@ class SubPrograms:
         name = f"{self.parent}_{c_ident(comp_name)}"
         return lower(m, Signature(feeds, fetches), name=name, source=self.source, target=self.target,
                      source_text=self.source_text).program
-
-
-def leaf_count(shape) -> int:
-    return len(shape.elements) if isinstance(shape, TupleShape) else 1

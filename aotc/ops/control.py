@@ -55,7 +55,7 @@ def _while_kernel(kb, instr: Instruction, outs) -> None:
     kb.line(f"void* const pred[] = {{w + {pred_off}}};")
     kb.open("for (;;)")
     kb.line(f"{cond.name}_execute(state, pred, w + {sub_off}, 0);")
-    kb.line(f"if (!*(const uint8_t*)pred[0]) break;")
+    kb.line("if (!*(const uint8_t*)pred[0]) break;")
     kb.line(f"{body.name}_execute(state, next, w + {sub_off}, 0);")
     for k, s in enumerate(shapes):
         kb.line(f"memcpy(state[{k}], next[{k}], {s.nbytes});")

@@ -7,7 +7,7 @@ calls, forwarding tuple elements, storing constants) before any kernel exists.
 from __future__ import annotations
 
 from ..hlo.ir import Instruction
-from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.shape import Shape, TupleShape
 from .registry import OpRule, ShapeError, register
 
 
@@ -52,10 +52,3 @@ register(OpRule("opt-barrier", shape=_opt_barrier_shape, structural=True))
 # call/fusion results are checked against the callee's root by the verifier
 register(OpRule("call", shape=_declared, structural=True))
 register(OpRule("fusion", shape=_declared, structural=True))
-
-STRUCTURAL = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "opt-barrier", "call",
-                        "fusion", "bitcast", "copy", "reshape"})
-
-
-def is_array(s: Shape) -> bool:
-    return isinstance(s, ArrayShape)
