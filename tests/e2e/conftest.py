@@ -359,19 +359,8 @@ def models(tmp_path_factory):
 
 # ------------------------------------------------------------------ parametrization
 
-# Cases where aotc's output differs from XLA:CPU's today, each with what differs.
-# Strict: once aotc matches XLA the test XPASSes and fails, so remove the entry then.
-KNOWN_DIVERGENCES: dict[str, str] = {}
-
-
 def _ids(cases):
     return [c.name for c in cases]
-
-
-def _with_known(cases):
-    return [pytest.param(c, id=c.name, marks=pytest.mark.xfail(
-        reason=f"known divergence from XLA: {KNOWN_DIVERGENCES[c.name]}", strict=True))
-            if c.name in KNOWN_DIVERGENCES else pytest.param(c, id=c.name) for c in cases]
 
 
 def pytest_generate_tests(metafunc):
@@ -379,7 +368,7 @@ def pytest_generate_tests(metafunc):
         cases = list_cases(FIXTURES, "op")
         if metafunc.definition.get_closest_marker("jax"):
             cases = live_sample(cases)
-        metafunc.parametrize("op_case", _with_known(cases))
+        metafunc.parametrize("op_case", cases, ids=_ids(cases))
     if "model_case" in metafunc.fixturenames:
         cases = list_cases(FIXTURES, "model")
         metafunc.parametrize("model_case", cases, ids=_ids(cases))
