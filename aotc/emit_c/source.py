@@ -12,6 +12,7 @@ from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import runtime_source
 from .api import emit_api
 from .common import banner
+from .kernel_c import function, stmts
 
 _BITS = {1: ("uint8_t", "0x{:02x}u"), 2: ("uint16_t", "0x{:04x}u"), 4: ("uint32_t", "0x{:08x}u"),
          8: ("uint64_t", "UINT64_C(0x{:016x})")}
@@ -81,10 +82,11 @@ def _emit_kernels(p: Program, out: list[str]) -> None:
         shown = ", ".join(prov[:8]) + (f", ... ({len(prov)} instructions)" if len(prov) > 8 else "")
         decls = [_param_decl(slots[c], w) for c, w in k.params] + (["int64_t lo", "int64_t hi"] if k.outer else [])
         decls += ["const aotc_par* par"] if k.takes_pool else []
-        unused = [f"    (void){c};" for c, w in k.params if not any(c in line for line in k.body)]
+        body = stmts(k.body)
+        unused = [f"    (void){c};" for c, w in k.params if not any(c in line for line in body)]
         out.append(f"/* HLO: {shown} */".replace("*/ */", "*/"))
         out.append(f"static void {k.cname}({', '.join(decls) or 'void'}) {{")
-        out.extend(unused + list(k.body))
+        out.extend(unused + body)
         out.append("}\n")
         if _threaded(k):
             _emit_range_trampoline(k, slots, out)
@@ -163,7 +165,7 @@ def emit_source(p: Program, header_name: str) -> str:
     fns: dict[str, str] = {}
     for q in programs:
         for f in q.functions:
-            fns.setdefault(f.split("\n", 2)[1], f)  # keyed by the signature line
+            fns.setdefault(f.name, function(f))
     out += list(fns.values())
     for q in programs:
         title = "kernels" if q is p else f"sub-program {q.name} {q.signature_text}"

@@ -12,17 +12,14 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Computation, Module
 from ..hlo.shape import ArrayShape, TupleShape
 from ..ops.registry import rule
-from .elemental import Buffer, c_ident, c_literal
+from ..kernel import ir as K
+from ..kernel.builder import c_ident
+from ..kernel.passes import run_kernel_passes
 from .fusion import FusionPlan
-from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes
+from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
 from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
-
-
-# kernels writing fewer elements than this run on the calling thread: splitting them
-# over threads would cost more than it saves
-PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
 def _key(name: str, idx: tuple[int, ...]) -> str:
@@ -55,9 +52,9 @@ class _Slots:
         self.info[key] = dict(cname=cname, shape=shape, place=place, **kw)
         return cname
 
-    def buffer(self, key: str) -> Buffer:
+    def buffer(self, key: str) -> K.Buf:
         d = self.info[key]
-        return Buffer(d["cname"], d["shape"])
+        return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims)
 
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
@@ -66,7 +63,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     slots = _Slots()
     fns = ScalarFunctions(m)
     subs = SubPrograms(m, name, target, source, source_text)
-    scalars: dict[str, str] = {}
+    scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
     feed_by_param = {f.hlo_name: k for k, f in enumerate(sig.feeds)}
@@ -77,8 +74,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if role == "param":
             slots.add(ins.name, ins.array_shape, "arg", index=feed_by_param[ins.name])
         elif role == "scalar":
-            v = ins.literal.values
-            scalars[ins.name] = c_literal(np.asarray(v).reshape(()).item() if v is not None else 0, ins.shape.dtype)
+            scalars[ins.name] = scalar_literal(ins)
         elif role == "const":
             cname = "c_" + c_ident(ins.name)
             consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims,
@@ -137,17 +133,19 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
         skey = f"{kname}#scratch"
         scratch = "s_" + c_ident(kname) + "_scratch"
+        scratch_buf = K.Buf(scratch, DTYPES["u8"])
         outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
                      if isinstance(ins.shape, TupleShape) else [kname])
         reads = _kernel_reads(comp, ins, roles)
         buffers = {n: slots.buffer(n) for n in reads}
         outs = [slots.buffer(k) for k in outs_keys]
         if inplace is not None:  # write through the pointer it reads, so no two pointers alias
-            outs = [Buffer(slots.info[inplace]["cname"], outs[0].shape)]
-        body, fused, nbytes, outer, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
-                                                 fns, scratch, nbytes, subs.get)
+            outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
+        body, fused, nbytes, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
+                                                      fns, scratch_buf, nbytes, subs.get)
+        body, outer = run_kernel_passes(body, threaded_ok=not takes_pool)
         if inplace is not None:
-            body = [f"    /* in place: writes over {inplace}, read here for the last time */"] + body
+            body = (K.Comment(f"in place: writes over {inplace}, read here for the last time"),) + body
         if nbytes:
             scratch = slots.add(skey, ArrayShape(DTYPES["u8"], (nbytes,)), "scratch", cname=scratch)
             scratch_size[skey] = nbytes
@@ -164,9 +162,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if scratch:
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
-        work = sum(s.size for s in output_shapes(ins))
-        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer,
-                              outer >= 2 and work >= PARALLEL_MIN_ELEMENTS, takes_pool))
+        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []
@@ -182,7 +178,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
         kernels.append(Kernel(f"k_result_{j}", (n,), ((slots.info[k]["cname"], False), (dst, True)),
-                              tuple(copy_body(slots.buffer(k), slots.buffer(rkey)))))
+                              copy_body(slots.buffer(k), slots.buffer(rkey), shape.size)))
     for feed_index, (n, idx) in var_refs:
         k = _key(n, idx)
         dst_key = sig.feeds[feed_index].hlo_name
@@ -192,7 +188,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         uses.setdefault(base_key(k), []).append(step)
         kernels.append(Kernel(f"k_update_{c_ident(dst_key)}", (n,),
                               ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
-                              tuple(copy_body(slots.buffer(k), slots.buffer(dst_key)))))
+                              copy_body(slots.buffer(k), slots.buffer(dst_key), slots.buffer(k).size)))
 
     # 5. the arena
     intervals = []
@@ -216,7 +212,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
                       bool(getattr(f, "readonly", False))) for f in sig.feeds)
     results = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, _key(*fetch_refs[j]))
                     for j, f in enumerate(sig.fetches))
-    functions = tuple(fns.texts[k] for k in sorted(fns.texts))
+    functions = tuple(fns.functions[k] for k in sorted(fns.functions))
     subprograms = tuple(p for _, p in sorted(subs.programs.items()) if p is not None)
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target, subprograms)

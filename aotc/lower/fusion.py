@@ -5,7 +5,10 @@ Each instruction gets one role:
 - `kernel`: materialized by a kernel of its own, which inlines its fused producers;
 - `view`: shares its operand's buffer (row-major reshape, tuple element of a
   multi-output kernel);
-- `fused`: computed inside every kernel that consumes it, no buffer.
+- `fused`: computed inside every kernel that consumes it, no buffer. A row
+  reduction (a reduce over trailing dimensions whose result is broadcast back
+  over them) is fused into the loop kernel consuming it: that kernel folds each
+  row before writing it, so softmax or layernorm reads its input in one kernel.
 An elementwise value used by two kernels is materialized rather than computed
 twice; cheap index-mapping ops (broadcast, iota, slice, ...) are duplicated.
 """
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import located
 from ..hlo.ir import Computation
+from ..hlo.opcodes import OPCODES
 from ..hlo.shape import ArrayShape
 from ..ops.registry import rule
 
@@ -68,6 +72,7 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
             roles[n] = "kernel"
         elif roles[n] == "scalar":
             roles[n] = "const"
+    _fuse_row_reductions(comp, roles, users, live)
     # reverse topological: materialize values that more than one kernel would recompute
     reach: dict[str, set[str]] = {}
     for ins in reversed(order):
@@ -85,3 +90,62 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
             roles[ins.name] = "view"
     kernels = tuple(i.name for i in order if roles[i.name] == "kernel")
     return FusionPlan(roles, kernels)
+
+
+def _fuse_row_reductions(comp: Computation, roles: dict[str, str], users: dict[str, list[str]],
+                         live: set[str]) -> None:
+    """Fuse each single-operand reduce over trailing dimensions into the one loop kernel
+    that consumes it, when every path there is elementwise on the reduced shape, then a
+    broadcast back over the reduced dimensions, then elementwise on the full shape (so the
+    consumer reads one reduced value per row and hoisting folds each row once)."""
+    for ins in reversed(comp.instructions):  # consumers first: a fused fold may feed another
+        if ins.opcode != "reduce" or roles[ins.name] != "kernel" or ins.name in live or len(ins.operands) != 2:
+            continue
+        in_dims = comp.get(ins.operands[0]).array_shape.dims
+        rdims = sorted(ins.attr("dimensions"))
+        if not rdims or rdims != list(range(len(in_dims) - len(rdims), len(in_dims))):
+            continue
+        root = _row_consumer(comp, roles, users, ins.name, ins.array_shape.dims)
+        if root is not None:
+            roles[ins.name] = "fused"
+
+
+def _row_consumer(comp, roles, users, name: str, kept: tuple[int, ...]) -> str | None:
+    """The one loop kernel the rows of `name` flow into, by the allowed paths, or None.
+    Before the broadcast that expands rows, a path may also reshape (or add unit
+    dimensions), which keeps each row value at its linear index."""
+    size = 1
+    for n in kept:
+        size *= n
+    roots: set[str] = set()
+    todo = [(u, False) for u in users[name]]
+    seen: set[tuple[str, bool]] = set()
+    while todo:
+        n, expanded = todo.pop()
+        if (n, expanded) in seen:
+            continue
+        seen.add((n, expanded))
+        ins = comp.get(n)
+        if not isinstance(ins.shape, ArrayShape):
+            return None
+        dims = ins.shape.dims
+        bdims = tuple(ins.attr("dimensions") or ()) if ins.opcode == "broadcast" else ()
+        if not expanded and ins.shape.size == size and ins.opcode in ("reshape", "copy", "broadcast"):
+            if ins.opcode == "broadcast" and list(bdims) != sorted(bdims):
+                return None  # same elements in another order
+        elif ins.opcode == "reduce" and expanded and roles[n] == "fused" and ins.shape.size == size:
+            expanded = False  # a fused fold of the same rows: one value per row again
+        elif ins.opcode == "broadcast" and not expanded:
+            src = comp.get(ins.operands[0]).array_shape.dims
+            if bdims != tuple(range(len(src))) or dims[:len(src)] != src:
+                return None
+            expanded = True
+        elif OPCODES[ins.opcode].category != "elementwise" or rule(ins.opcode) is None:
+            return None
+        if roles[n] == "fused":
+            todo.extend((u, expanded) for u in users[n])
+            continue
+        if roles[n] != "kernel" or not expanded:
+            return None
+        roots.add(n)
+    return next(iter(roots)) if len(roots) == 1 else None

@@ -1,18 +1,19 @@
-"""Kernel code: the C body of each kernel and of each scalar helper function.
+"""Kernel bodies as kernel IR: one per materialized instruction, plus the scalar
+functions (reducers, comparators) kernels call.
 
 A kernel is one materialized instruction plus the fused producers it inlines.
-Loop kernels are written as a flat loop (pure elementwise: vectorizable, no
-index arithmetic) or as a loop nest over the output dimensions; op rules with
-a `kernel` hook (dot, reduce) write their own loops through the same builder.
+Loop kernels are a flat loop (pure elementwise: no index arithmetic) or a loop
+nest over the output dimensions; op rules with a `kernel` hook (dot, reduce,
+...) build their own loops through the same builder. Both mark the loops whose
+iterations write disjoint outputs (`parallel`); kernel passes decide the rest.
 """
 from __future__ import annotations
 
-import re
-
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, TupleShape
+from ..kernel import ir as K
+from ..kernel.builder import Index, KernelBuilder, c_ident, compute_type, store_value
 from ..ops.registry import rule
-from .elemental import Buffer, Index, KernelBuilder, c_ident, c_literal, compute_ctype, store_expr
 
 # fused ops that keep the element index unchanged (a flat loop needs nothing else)
 _FLAT_OK = frozenset({"reshape", "copy", "convert"})
@@ -36,7 +37,7 @@ def _is_flat(comp: Computation, names: set[str]) -> bool:
         r = rule(ins.opcode)
         if ins.opcode in _FLAT_OK:
             continue
-        if ins.opcode in ("broadcast", "iota", "transpose", "slice", "reverse", "pad", "concatenate"):
+        if ins.opcode in ("broadcast", "iota", "transpose", "slice", "reverse", "pad", "concatenate", "reduce"):
             return False
         if r is None or r.elemental is None:
             return False
@@ -47,57 +48,50 @@ def _is_flat(comp: Computation, names: set[str]) -> bool:
     return True
 
 
-class ScalarFunctions:
-    """C functions for reducer/comparator computations, emitted once each."""
+def scalar_literal(ins: Instruction) -> K.Const:
+    """The value of a scalar constant instruction, in its compute type."""
+    v = ins.literal.values.reshape(()).item() if ins.literal.values is not None else 0
+    return K.Const(v, compute_type(ins.shape.dtype))
 
-    def __init__(self, module: Module):
+
+class ScalarFunctions:
+    """Scalar functions for reducer/comparator computations, built once each."""
+
+    def __init__(self, module: Module, names=None):
         self.module = module
-        self.texts: dict[str, str] = {}
+        self.names = names  # computation name -> C function name (the module's name supply)
+        self.functions: dict[str, K.Function] = {}
+        self._busy: set[str] = set()
 
     def get(self, comp_name: str) -> str:
-        cname = "r_" + c_ident(comp_name)
-        if cname not in self.texts:
-            self.texts[cname] = ""  # reserve (recursion guard)
-            self.texts[cname] = self._emit(self.module.computation(comp_name), cname)
+        cname = self.names(comp_name) if self.names is not None else "r_" + c_ident(comp_name)
+        if cname not in self.functions and cname not in self._busy:
+            self._busy.add(cname)  # recursion guard
+            self.functions[cname] = self._build(self.module.computation(comp_name), cname)
         return cname
 
-    def _emit(self, comp: Computation, cname: str) -> str:
+    def _build(self, comp: Computation, cname: str) -> K.Function:
         params = comp.parameters
-        consts = {p.name: f"p{p.parameter_number}" for p in params}
+        pvars = [K.Var(f"p{p.parameter_number}", compute_type(p.array_shape.dtype)) for p in params]
+        consts: dict[str, K.Expr] = {p.name: v for p, v in zip(params, pvars)}
         for i in comp.instructions:
             if i.opcode == "constant" and isinstance(i.shape, ArrayShape) and i.shape.rank == 0:
-                consts[i.name] = c_literal(i.literal.values.reshape(()).item() if i.literal.values is not None
-                                           else 0, i.shape.dtype)
+                consts[i.name] = scalar_literal(i)
         fused = {i.name for i in comp.instructions if i.name not in consts}
         kb = KernelBuilder(fused, {i.name: i for i in comp.instructions}, {}, rule, consts)
         kb.scalar_function = self.get
+        kb.scalar_computation = self.module.computation
         root = comp.root_instruction
         outs = [comp.get(o) for o in root.operands] if root.opcode == "tuple" else [root]
-        vals = [kb.value(o, Index(())) for o in outs]
-        args = [f"{compute_ctype(p.array_shape.dtype)} p{p.parameter_number}" for p in params]
-        head = f"static inline {{ret}} {cname}({{args}})"
-        if root.opcode != "tuple":
-            ret = compute_ctype(root.array_shape.dtype)
-            tail = [f"    return {vals[0]};"]
-        else:
-            ret = "void"
-            args += [f"{compute_ctype(o.array_shape.dtype)}* out{k}" for k, o in enumerate(outs)]
-            tail = [f"    *out{k} = {v};" for k, v in enumerate(vals)]
-        used = "\n".join(kb.lines + tail)
-        unused = [f"    (void)p{p.parameter_number};" for p in params
-                  if not re.search(rf"\bp{p.parameter_number}\b", used)]
-        body = "\n".join(unused + kb.lines + tail)
-        return f"/* HLO computation {comp.name} */\n" + head.format(ret=ret, args=", ".join(args) or "void") + \
-            " {\n" + body + "\n}\n"
+        vals = tuple(kb.value(o, Index(())) for o in outs)
+        return K.Function(cname, tuple(pvars), kb.body(), vals, f"HLO computation {comp.name}")
 
 
-def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buffers: dict[str, Buffer],
-                outs: list[Buffer], scalars: dict[str, str], functions: ScalarFunctions,
-                scratch: str, scratch_bytes: int, subprogram=None) -> tuple[list[str], set[str], int, int, bool]:
-    """C statements of the kernel materializing `ins`, the fused instruction names, the
-    arena scratch bytes it uses, and the trip count of its outermost loop when that loop
-    runs over [lo, hi) so threads can split it (0: the kernel takes no range), and whether
-    it takes the thread pool itself."""
+def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buffers: dict[str, K.Buf],
+                outs: list[K.Buf], scalars: dict[str, K.Expr], functions: ScalarFunctions,
+                scratch: K.Buf, scratch_bytes: int, subprogram=None) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
+    """The IR statements of the kernel materializing `ins`, the fused instruction names, the
+    arena scratch bytes it uses, and whether it takes the thread pool itself."""
     fused = fused_producers(comp, ins, roles)
     producers = {i.name: i for i in comp.instructions}
     kb = KernelBuilder(fused | {ins.name}, producers, buffers, rule, scalars)
@@ -109,27 +103,23 @@ def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buff
     r = rule(ins.opcode)
     if r is not None and r.kernel is not None:
         r.kernel(kb, ins, outs)
-        return kb.lines, fused, kb.scratch_bytes, 0, kb.uses_pool
+        return kb.body(), fused, kb.scratch_bytes, kb.uses_pool
     (out,) = outs
     shape = ins.array_shape
     if _is_flat(comp, fused | {ins.name}) and shape.rank != 1:
-        kb.range_loop("i")
-        val = kb.value(ins, Index(shape.dims, linear="i"))
-        kb.line(f"{out.cname}[i] = {store_expr(shape.dtype, val)};")
+        i = kb.loop("i", shape.size, (K.PARALLEL, K.VECTOR))
+        val = kb.value(ins, Index(shape.dims, linear=i))
+        kb.store(out, i, store_value(shape.dtype, val))
         kb.close()
-        return kb.lines, fused, 0, shape.size, False
-    names = [f"i{d}" for d in range(shape.rank)]
-    for d, (v, n) in enumerate(zip(names, shape.dims)):
-        if d == 0:
-            kb.range_loop(v)
-        else:
-            kb.loop(v, n)
+        return kb.body(), fused, 0, False
+    names = [kb.loop(f"i{d}", n, (K.PARALLEL,) if d < shape.rank - 1 else (K.PARALLEL, K.VECTOR))
+             for d, n in enumerate(shape.dims)]
     idx = Index(shape.dims, tuple(names))
     val = kb.value(ins, idx)
-    kb.line(f"{out.cname}[{kb.linear(idx)}] = {store_expr(shape.dtype, val)};")
+    kb.store(out, kb.linear(idx), store_value(shape.dtype, val))
     for _ in names:
         kb.close()
-    return kb.lines, fused, 0, (shape.dims[0] if shape.rank else 0), False
+    return kb.body(), fused, 0, False
 
 
 def elementwise_kernel(comp: Computation, ins: Instruction, roles: dict[str, str]) -> bool:
@@ -141,9 +131,8 @@ def elementwise_kernel(comp: Computation, ins: Instruction, roles: dict[str, str
     return _is_flat(comp, fused_producers(comp, ins, roles) | {ins.name})
 
 
-def copy_body(src: Buffer, dst: Buffer) -> list[str]:
-    n = ArrayShape(src.shape.dtype, src.shape.dims).size
-    return [f"    memcpy({dst.cname}, {src.cname}, {n} * sizeof(*{dst.cname}));"]
+def copy_body(src: K.Buf, dst: K.Buf, n: int) -> tuple[K.Stmt, ...]:
+    return (K.CallStmt("memcpy", (K.Ptr(dst), K.Ptr(src), K.Const(n * dst.dtype.nbytes))),)
 
 
 def output_shapes(ins: Instruction) -> list[ArrayShape]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo.dtypes import DType
+from ..kernel import ir as K
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,7 @@ class Kernel:
     cname: str  # static function name, e.g. k_add_5
     provenance: tuple[str, ...]  # HLO instructions it implements
     params: tuple[tuple[str, bool], ...]  # (slot cname, written?) in call order
-    body: tuple[str, ...]  # C statements (indented one level)
+    body: tuple[K.Stmt, ...]  # kernel IR
     outer: int = 0  # > 0: the function ends with (int64_t lo, int64_t hi), its outermost loop's range
     parallel: bool = False  # a thread pool may split [0, outer) (the kernel is large enough to pay)
     takes_pool: bool = False  # the function's last parameter is the pool (`const aotc_par* par`)
@@ -71,7 +72,7 @@ class Program:
     slots: tuple[Slot, ...]
     kernels: tuple[Kernel, ...]  # in execution order
     constants: tuple[ConstArray, ...]
-    functions: tuple[str, ...]  # C text of scalar helper functions (reducers)
+    functions: tuple[K.Function, ...]  # scalar helper functions (reducers, comparators)
     arena_bytes: int
     peak_bytes: int
     cpp_class: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, leaves
-from .elemental import c_ident
+from ..kernel.builder import c_ident
 
 
 def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, ArrayShape]]]:

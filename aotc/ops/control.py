@@ -78,7 +78,7 @@ def _branches(instr: Instruction) -> list[str]:
 
 
 def _conditional_kernel(kb, instr: Instruction, outs) -> None:
-    from ..lower.elemental import Index
+    from .legacy_c import Index
     names = _branches(instr)
     progs = [kb.subprogram(n) for n in names]
     if len(instr.operands) != len(names) + 1:

@@ -13,7 +13,12 @@ from math import prod
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
+from ..hlo.dtypes import DTYPES
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type, load_value, store_value
 from .elementwise import _arr, convert_expr, suffix
+
+F32 = DTYPES["f32"]
 from .registry import OpRule, ShapeError, register
 
 
@@ -150,89 +155,87 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs = lhs_i.array_shape, rhs_i.array_shape
-    lbuf, rbuf = kb.buffers[lhs_i.name].cname, kb.buffers[rhs_i.name].cname
+    lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     plan = gemm_plan(instr, lhs, rhs)
     if plan is None:
         _emit_loops(kb, instr, lhs, rhs, out)
         return
     if not _widened(instr, lhs, rhs):
-        _emit_gemm(kb, instr, plan, lbuf, rbuf, out.cname, kb.scratch)
+        _emit_gemm(kb, instr, plan, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
         return
     # widen half operands to f32 copies in scratch, multiply in f32, round the result once
-    from ..lower.elemental import load_expr, store_expr
     a, b, c, g = _widen_layout(instr, lhs, rhs)
-    def pointer(ctype: str, init: str) -> str:
-        name = kb.fresh("wide")
-        kb.line(f"{ctype}* const {name} = {init};")
-        return name
 
-    w = pointer("unsigned char", f"(unsigned char*){kb.scratch}")
+    def view(off: int, size: int) -> K.Buf:
+        name = kb.fresh("wide")
+        kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, K.Const(off), elem=F32, byte_view=True)))
+        return K.Buf(name, F32, size)
+
     srcs = []
-    for name, shape, off in ((lbuf, lhs, a), (rbuf, rhs, b)):
+    for buf, shape, off in ((lbuf, lhs, a), (rbuf, rhs, b)):
         if shape.dtype.name == "f32":
-            srcs.append(name)
+            srcs.append(buf)
             continue
-        dst = pointer("float", f"(float*)(void*)({w} + {off})")
-        kb.loop("i", shape.size)
-        kb.line(f"{dst}[i] = {load_expr(shape.dtype, f'{name}[i]')};")
+        dst = view(off, shape.size)
+        i = kb.loop(kb.fresh("i"), shape.size, (K.VECTOR,))
+        kb.store(dst, i, load_value(shape.dtype, K.Load(buf, i)))
         kb.close()
         srcs.append(dst)
     odt = instr.array_shape.dtype
-    res = out.cname if odt.name == "f32" else pointer("float", f"(float*)(void*)({w} + {c})")
-    _emit_gemm(kb, instr, plan, srcs[0], srcs[1], res, f"{w} + {g}")
+    res = out if odt.name == "f32" else view(c, instr.array_shape.size)
+    _emit_gemm(kb, instr, plan, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res),
+               K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
     if odt.name != "f32":
-        kb.loop("i", instr.array_shape.size)
-        kb.line(f"{out.cname}[i] = {store_expr(odt, f'{res}[i]')};")
+        i = kb.loop(kb.fresh("i"), instr.array_shape.size, (K.VECTOR,))
+        kb.store(out, i, store_value(odt, K.Load(res, i)))
         kb.close()
 
 
-def _emit_gemm(kb, instr, p: GemmPlan, lbuf: str, rbuf: str, obuf: str, scratch: str) -> None:
+def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch: K.Expr) -> None:
+    """One `aotc_[sd]gemm` call per batch element, on operands read in place."""
     fn = "aotc_dgemm" if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" \
         else "aotc_sgemm"
-    args = f"{p.m}, {p.n}, {p.k}, {{a}}, {p.a_rs}, {p.a_cs}, {{b}}, {p.b_rs}, {p.b_cs}, {{c}}, {p.n}, {scratch}"
     parts = _parts(p)
+    head: tuple[K.Expr, ...] = ()
     if parts > 1:  # sliced over the pool when there is one; the serial call otherwise
-        par = kb.pool()
         stride = _gemm_bytes(instr, *(kb.producers[o].array_shape for o in instr.operands), p)
         fn = f"{fn}_threads"
-        args = f"{par} ? {par}->fn : 0, {par} ? {par}->user : 0, {parts}, {stride}u, " + args
+        head = (kb.pool(), K.Const(parts), K.Const(stride, DTYPES["u32"]))
+
+    def call(ao: K.Expr, bo: K.Expr, co: K.Expr) -> None:
+        args = (K.Const(p.m), K.Const(p.n), K.Const(p.k), K.Ptr(a.buf, ao), K.Const(p.a_rs), K.Const(p.a_cs),
+                K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.n), scratch)
+        kb.emit(K.CallStmt(fn, head + args))
+
     nb = prod(p.batch)
     if nb == 1:
-        kb.line(fn + "(" + args.format(a=lbuf, b=rbuf, c=obuf) + ");")
+        call(K.Const(0), K.Const(0), K.Const(0))
         return
-    kb.loop("b", nb)
-    loff, roff = [], []
-    rem = "b"
+    bv = kb.loop(kb.fresh("b"), nb)
+    loff: K.Expr = K.Const(0)
+    roff: K.Expr = K.Const(0)
+    rem: K.Expr = bv
     for d in range(len(p.batch) - 1, -1, -1):
-        idx = kb.let("int64_t", f"{rem} % {p.batch[d]}", "bi") if d > 0 else rem
+        idx = rem % p.batch[d] if d > 0 else rem
         if d > 0:
-            rem = kb.let("int64_t", f"{rem} / {p.batch[d]}", "bq")
-        loff.append(f"{idx} * {p.lhs_batch_strides[d]}")
-        roff.append(f"{idx} * {p.rhs_batch_strides[d]}")
-    a = f"{lbuf} + " + " + ".join(loff)
-    b = f"{rbuf} + " + " + ".join(roff)
-    kb.line(fn + "(" + args.format(a=a, b=b, c=f"{obuf} + b * {p.m * p.n}") + ");")
+            rem = rem // p.batch[d]
+        loff = loff + idx * p.lhs_batch_strides[d]
+        roff = roff + idx * p.rhs_batch_strides[d]
+    call(loff, roff, bv * (p.m * p.n))
     kb.close()
 
 
 def _emit_loops(kb, instr, lhs: ArrayShape, rhs: ArrayShape, out) -> None:
-    from ..lower.elemental import Index, compute_ctype, store_expr, c_literal
     lb, lc, rb, rc = _dnums(instr)
     odt = instr.array_shape.dtype
-    acc_t = compute_ctype(odt)
+    acc_t = compute_type(odt)
     lf, rf = _free(lhs.rank, lb, lc), _free(rhs.rank, rb, rc)
-    o_vars = []
-    for d, n in enumerate(instr.array_shape.dims):
-        kb.loop(f"o{d}", n)
-        o_vars.append(f"o{d}")
+    o_vars = [kb.loop(f"o{d}", n, (K.PARALLEL,)) for d, n in enumerate(instr.array_shape.dims)]
     nb = len(lb)
-    acc = kb.fresh("acc")
-    kb.line(f"{acc_t} {acc} = {c_literal(0, odt)};")
-    k_vars = []
-    for j, d in enumerate(lc):
-        kb.loop(f"k{j}", lhs.dims[d])
-        k_vars.append(f"k{j}")
-    li, ri = [""] * lhs.rank, [""] * rhs.rank
+    acc = kb.local(acc_t, K.Const(0, acc_t), "acc")
+    k_vars = [kb.loop(f"k{j}", lhs.dims[d], (K.REDUCTION,)) for j, d in enumerate(lc)]
+    li: list[K.Expr] = [K.Const(0)] * lhs.rank
+    ri: list[K.Expr] = [K.Const(0)] * rhs.rank
     for j, (a, b) in enumerate(zip(lb, rb)):
         li[a], ri[b] = o_vars[j], o_vars[j]
     for j, d in enumerate(lf):
@@ -246,19 +249,22 @@ def _emit_loops(kb, instr, lhs: ArrayShape, rhs: ArrayShape, out) -> None:
     x = convert_expr(x, lhs.dtype, odt) if lhs.dtype != odt and lhs.dtype.kind != "float" else x
     y = convert_expr(y, rhs.dtype, odt) if rhs.dtype != odt and rhs.dtype.kind != "float" else y
     if odt.kind == "float":
-        kb.line(f"{acc} += ({acc_t}){x} * ({acc_t}){y};")
+        prod_ = K.Binary("*", _as(x, acc_t), _as(y, acc_t), acc_t)
+        kb.assign(acc, K.Binary("+", acc, prod_, acc_t))
     elif odt.kind == "pred":
-        kb.line(f"{acc} = (uint8_t)({acc} | ({x} & {y}));")
+        kb.assign(acc, K.Cast(K.Binary("|", acc, K.Binary("&", x, y, acc_t), acc_t), acc_t))
     else:
         s = suffix(odt)
-        kb.line(f"{acc} = aotc_add_{s}({acc}, aotc_mul_{s}({x}, {y}));")
+        kb.assign(acc, K.Call(f"aotc_add_{s}", (acc, K.Call(f"aotc_mul_{s}", (x, y), acc_t)), acc_t))
     for _ in lc:
         kb.close()
-    lin = kb.linear(Index(instr.array_shape.dims, tuple(o_vars)))
-    val = acc if odt.name not in ("bf16", "f16") else f"{acc}"
-    kb.line(f"{out.cname}[{lin}] = {store_expr(odt, val)};")
+    kb.store(out, kb.linear(Index(instr.array_shape.dims, tuple(o_vars))), store_value(odt, acc))
     for _ in o_vars:
         kb.close()
+
+
+def _as(x: K.Expr, ty) -> K.Expr:
+    return x if x.ty == ty else K.Cast(x, ty)
 
 
 register(OpRule("dot", shape=_dot_shape, kernel=_dot_kernel, scratch_bytes=_dot_scratch, buffered_operands=True))

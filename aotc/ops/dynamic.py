@@ -15,7 +15,7 @@ from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs):
-    from ..lower.elemental import Index
+    from .legacy_c import Index
     return Index(tuple(dims), tuple(exprs))
 
 
@@ -78,7 +78,7 @@ def _dynamic_update_slice_shape(instr: Instruction, shapes: list[Shape]) -> Shap
 
 
 def _dynamic_update_slice_elem(ctx, instr: Instruction, idx) -> str:
-    from ..lower.elemental import compute_ctype
+    from .legacy_c import compute_type
     a = ctx.producers[instr.operands[0]].array_shape
     u = ctx.producers[instr.operands[1]].array_shape
     starts = _starts(ctx, instr, 2, [n - m for n, m in zip(a.dims, u.dims)])
@@ -89,7 +89,7 @@ def _dynamic_update_slice_elem(ctx, instr: Instruction, idx) -> str:
     inside = " && ".join(conds) or "1"
     arms = [(inside, lambda: ctx.operand(instr, 1, _index(u.dims, [f"({x} - {s})" for s, x in zip(starts, e)]))),
             (None, lambda: ctx.operand(instr, 0, idx))]
-    return ctx.branch_value(compute_ctype(instr.array_shape.dtype), arms, "v_" + instr.name)
+    return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
 register(OpRule("dynamic-update-slice", shape=_dynamic_update_slice_shape, elemental=_dynamic_update_slice_elem))

@@ -10,7 +10,21 @@ from __future__ import annotations
 from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type
 from .registry import OpRule, ShapeError, register
+
+F32, F64, U8 = DTYPES["f32"], DTYPES["f64"], DTYPES["u8"]
+
+
+def call(fn: str, ty: DType, *args: K.Expr) -> K.Expr:
+    """A call of the runtime helper `fn` (aotc_math.h) returning `ty`."""
+    return K.Call(fn, tuple(K.lift(a) for a in args), ty)
+
+
+def pred(e: K.Expr) -> K.Expr:
+    """A C truth value as a pred (0 or 1)."""
+    return K.Cast(e, U8)
 
 
 def suffix(dt: DType) -> str:
@@ -22,13 +36,16 @@ def suffix(dt: DType) -> str:
     return dt.name
 
 
-def round_half(dt: DType, expr: str) -> str:
+def round_half(dt: DType, e: K.Expr) -> K.Expr:
     """Round an f32-computed result back to bf16/f16 precision (per-op rounding)."""
-    if dt.name == "bf16":
-        return f"aotc_round_bf16({expr})"
-    if dt.name == "f16":
-        return f"aotc_round_f16({expr})"
-    return expr
+    if dt.name in ("bf16", "f16"):
+        return call(f"aotc_round_{dt.name}", F32, e)
+    return e
+
+
+def _part_type(dt: DType) -> DType:
+    """The real type of a complex type's parts."""
+    return F64 if dt.name == "c128" else F32
 
 
 def _arr(s: Shape, what: str) -> ArrayShape:
@@ -91,36 +108,33 @@ def _unary_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return a.with_layout(None)
 
 
-def _unary_elem(ctx, instr: Instruction, idx) -> str:
+def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     x = ctx.operand(instr, 0, idx)
     src = ctx.producers[instr.operands[0]].array_shape.dtype
     dt = instr.array_shape.dtype
+    ct = compute_type(dt)
     op = instr.opcode
     if op == "is-finite":
-        return f"aotc_is_finite_{suffix(src)}({x})"
+        return call(f"aotc_is_finite_{suffix(src)}", U8, x)
     if op == "real":
-        return f"{x}.re" if src.kind == "complex" else x
+        return K.Field(x, "re", ct) if src.kind == "complex" else x
     if op == "imag":
-        return f"{x}.im" if src.kind == "complex" else c_zero(dt)
+        return K.Field(x, "im", ct) if src.kind == "complex" else K.Const(0, ct)
     if src.kind == "complex":
         if op == "negate":
-            return f"aotc_neg_{src.name}({x})"
+            return call(f"aotc_neg_{src.name}", src, x)
         raise ShapeError(f"{op} on complex values is not supported yet")
     if src.kind == "pred":
         if op == "not":
-            return f"(uint8_t)!{x}"
+            return pred(K.Unary("!", x, U8))
         if op in ("abs", "sign"):
             return x
         raise ShapeError(f"{op} on pred is not supported")
     if src.kind == "float":
-        return round_half(dt, f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}({x})")
+        return round_half(dt, call(f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}", compute_type(src), x))
     if src.kind == "uint" and op in ("abs",):
         return x
-    return f"aotc_{_INT_UNARY[op]}_{suffix(src)}({x})"
-
-
-def c_zero(dt: DType) -> str:
-    return "0.0" if dt.name == "f64" else ("0.0f" if dt.kind == "float" else "0")
+    return call(f"aotc_{_INT_UNARY[op]}_{suffix(src)}", ct, x)
 
 
 for _op in [*_FLOAT_UNARY, "not", "popcnt", "count-leading-zeros", "is-finite", "real", "imag"]:
@@ -148,28 +162,29 @@ def _binary_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return a.with_layout(None)
 
 
-def _binary_elem(ctx, instr: Instruction, idx) -> str:
+def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.operand(instr, 0, idx)
     b = ctx.operand(instr, 1, idx)
     dt = instr.array_shape.dtype
+    ct = compute_type(dt)
     op = instr.opcode
     if op in _BITWISE:
-        return f"({dt.c_type})({a} {_BITWISE[op]} {b})"
+        return K.Cast(K.Binary(_BITWISE[op], a, b, ct), ct)
     if dt.kind == "float":
         if op in _ARITH:
-            return round_half(dt, f"({a} {_ARITH[op]} {b})")
-        return round_half(dt, f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}({a}, {b})")
+            return round_half(dt, K.Binary(_ARITH[op], a, b, ct))
+        return round_half(dt, call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b))
     if dt.kind == "complex":
         stems = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
         if op not in stems:
             raise ShapeError(f"{op} on complex values is not supported yet")
-        return f"aotc_{stems[op]}_{dt.name}({a}, {b})"
+        return call(f"aotc_{stems[op]}_{dt.name}", dt, a, b)
     if dt.kind == "pred":
         pred_ops = {"maximum": "|", "minimum": "&", "add": "|", "multiply": "&"}
         if op not in pred_ops:
             raise ShapeError(f"{op} on pred is not supported")
-        return f"(uint8_t)({a} {pred_ops[op]} {b})"
-    return f"aotc_{_INT_STEM[op]}_{dt.name}({a}, {b})"
+        return pred(K.Binary(pred_ops[op], a, b, U8))
+    return call(f"aotc_{_INT_STEM[op]}_{dt.name}", ct, a, b)
 
 
 for _op in [*_INT_STEM, "atan2", *_BITWISE]:
@@ -183,8 +198,9 @@ def _complex_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(DTYPES["c64" if a.dtype.name == "f32" else "c128"], a.dims)
 
 
-def _complex_elem(ctx, instr: Instruction, idx) -> str:
-    return f"aotc_complex_{instr.array_shape.dtype.name}({ctx.operand(instr, 0, idx)}, {ctx.operand(instr, 1, idx)})"
+def _complex_elem(ctx, instr: Instruction, idx) -> K.Expr:
+    dt = instr.array_shape.dtype
+    return call(f"aotc_complex_{dt.name}", dt, ctx.operand(instr, 0, idx), ctx.operand(instr, 1, idx))
 
 
 register(OpRule("complex", shape=_complex_shape, elemental=_complex_elem))
@@ -202,7 +218,7 @@ def _compare_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(DTYPES["pred"], a.dims)
 
 
-def _compare_elem(ctx, instr: Instruction, idx) -> str:
+def _compare_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.operand(instr, 0, idx)
     b = ctx.operand(instr, 1, idx)
     src = ctx.producers[instr.operands[0]].array_shape.dtype
@@ -210,18 +226,21 @@ def _compare_elem(ctx, instr: Instruction, idx) -> str:
     if src.kind == "complex":
         if op not in ("==", "!="):
             raise ShapeError("ordered comparison of complex values")
-        j = "&&" if op == "==" else "||"
-        return f"(uint8_t)(({a}.re {op} {b}.re) {j} ({a}.im {op} {b}.im))"
+        pt = _part_type(src)
+        re = K.Binary(op, K.Field(a, "re", pt), K.Field(b, "re", pt), K.BOOL)
+        im = K.Binary(op, K.Field(a, "im", pt), K.Field(b, "im", pt), K.BOOL)
+        return pred(K.Binary("&&" if op == "==" else "||", re, im, K.BOOL))
     if src.kind == "float" and instr.attr("type") == "TOTALORDER":
-        a, b = f"aotc_totalorder_{suffix(src)}({a})", f"aotc_totalorder_{suffix(src)}({b})"
+        ot = DTYPES["s64" if src.name == "f64" else "s32"]
+        a, b = (call(f"aotc_totalorder_{suffix(src)}", ot, v) for v in (a, b))
     elif src.name in ("bf16", "f16") and op in ("==", "!=") and any(
             _is_zero_constant(ctx, o) for o in instr.operands):
         # Observed on XLA:CPU: a half compared for (in)equality with the constant 0 (JAX's
         # bf16 -> bool) is decided by the bits, so a subnormal is not 0 there; half-vs-half
         # compares do flush subnormals like f32.
-        c = ctx.let("int", f"aotc_fcmp_nodaz_f32({a}, {b})", "c_" + instr.name)
-        return f"(uint8_t)({c} {op} 0)"
-    return f"(uint8_t)({a} {op} {b})"
+        c = ctx.let(call("aotc_fcmp_nodaz_f32", DTYPES["s32"], a, b), "c_" + instr.name)
+        return pred(K.Binary(op, c, K.Const(0, DTYPES["s32"]), K.BOOL))
+    return pred(K.Binary(op, a, b, K.BOOL))
 
 
 def _is_zero_constant(ctx, name: str) -> bool:
@@ -250,14 +269,13 @@ def _select_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _scalar_or(ctx, instr: Instruction, i: int, idx):
-    from ..lower.elemental import Index
     opnd = ctx.producers[instr.operands[i]].array_shape
     return ctx.operand(instr, i, Index(()) if opnd.rank == 0 and idx.dims else idx)
 
 
-def _select_elem(ctx, instr: Instruction, idx) -> str:
+def _select_elem(ctx, instr: Instruction, idx) -> K.Expr:
     p = _scalar_or(ctx, instr, 0, idx)
-    return f"({p} ? {ctx.operand(instr, 1, idx)} : {ctx.operand(instr, 2, idx)})"
+    return K.Select(p, ctx.operand(instr, 1, idx), ctx.operand(instr, 2, idx), compute_type(instr.array_shape.dtype))
 
 
 def _clamp_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -268,15 +286,15 @@ def _clamp_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return x.with_layout(None)
 
 
-def _clamp_elem(ctx, instr: Instruction, idx) -> str:
+def _clamp_elem(ctx, instr: Instruction, idx) -> K.Expr:
     lo = _scalar_or(ctx, instr, 0, idx)
     x = ctx.operand(instr, 1, idx)
     hi = _scalar_or(ctx, instr, 2, idx)
     dt = instr.array_shape.dtype
     if dt.kind == "pred":
-        return f"(uint8_t)(({x} | {lo}) & {hi})"
-    s = suffix(dt)
-    return f"aotc_min_{s}(aotc_max_{s}({x}, {lo}), {hi})"
+        return pred(K.Binary("&", K.Binary("|", x, lo, U8), hi, U8))
+    s, ct = suffix(dt), compute_type(dt)
+    return call(f"aotc_min_{s}", ct, call(f"aotc_max_{s}", ct, x, lo), hi)
 
 
 register(OpRule("select", shape=_select_shape, elemental=_select_elem))
@@ -292,34 +310,37 @@ def _convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(instr.array_shape.dtype, a.dims)
 
 
-def convert_expr(x: str, src: DType, dst: DType) -> str:
-    """C expression converting a computed value `x` of type `src` to `dst` (XLA semantics)."""
+def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
+    """A computed value `x` of type `src` converted to `dst` (XLA semantics)."""
+    x = K.lift(x)
     if src == dst:
         return x
     if src.kind == "complex" or dst.kind == "complex":
         if dst.kind == "complex" and src.kind != "complex":
-            re = convert_expr(x, src, DTYPES["f64" if dst.name == "c128" else "f32"])
-            return f"aotc_complex_{dst.name}({re}, 0)"
+            pt = _part_type(dst)
+            return call(f"aotc_complex_{dst.name}", dst, convert_expr(x, src, pt), K.Const(0, pt))
         if src.kind == "complex" and dst.kind == "complex":
-            return f"aotc_complex_{dst.name}({x}.re, {x}.im)"
-        return convert_expr(f"{x}.re", DTYPES["f64" if src.name == "c128" else "f32"], dst)
+            pt = _part_type(src)
+            return call(f"aotc_complex_{dst.name}", dst, K.Field(x, "re", pt), K.Field(x, "im", pt))
+        return convert_expr(K.Field(x, "re", _part_type(src)), _part_type(src), dst)
     s = "f32" if src.name in ("bf16", "f16") else src.name
     if s != src.name and dst.name == "pred":
         # halves reach pred by their bits: XLA does not flush a subnormal half to zero here
-        return f"(uint8_t)((aotc_bitcast_f32_u32({x}) << 1) != 0u)"
+        bits = K.Binary("<<", call("aotc_bitcast_f32_u32", DTYPES["u32"], x), K.Const(1, DTYPES["u32"]), DTYPES["u32"])
+        return pred(K.Binary("!=", bits, K.Const(0, DTYPES["u32"]), K.BOOL))
     if dst.name in ("bf16", "f16"):
         if s == "f32":
             return round_half(dst, x)
         if s == "pred":
-            return f"(float){x}"
-        wide = x if s == "f64" else f"aotc_cvt_{s}_f64({x})"
-        return f"aotc_{dst.name}_to_f32(aotc_f64_to_{dst.name}({wide}))"
+            return K.Cast(x, F32)
+        wide = x if s == "f64" else call(f"aotc_cvt_{s}_f64", F64, x)
+        return call(f"aotc_{dst.name}_to_f32", F32, call(f"aotc_f64_to_{dst.name}", dst, wide))
     if s not in _CVT_NAMES or dst.name not in _CVT_NAMES:
         raise ShapeError(f"convert from {src.name} to {dst.name} is not supported yet")
-    return f"aotc_cvt_{s}_{dst.name}({x})"
+    return call(f"aotc_cvt_{s}_{dst.name}", dst, x)
 
 
-def _convert_elem(ctx, instr: Instruction, idx) -> str:
+def _convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
     src = ctx.producers[instr.operands[0]].array_shape.dtype
     return convert_expr(ctx.operand(instr, 0, idx), src, instr.array_shape.dtype)
 
@@ -342,36 +363,36 @@ def _bitcast_convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(out.dtype, a.dims)
 
 
-def _to_bits(x: str, dt: DType) -> str:
+def _to_bits(x: K.Expr, dt: DType) -> K.Expr:
     """The raw bits of a computed value of type `dt`, as the unsigned type of its width."""
-    u = _UINT[dt.bits]
+    u = DTYPES[_UINT[dt.bits]]
     if dt.name == "f32":
-        return f"aotc_bitcast_f32_u32({x})"
+        return call("aotc_bitcast_f32_u32", u, x)
     if dt.name == "f64":
-        return f"aotc_bitcast_f64_u64({x})"
+        return call("aotc_bitcast_f64_u64", u, x)
     if dt.name in ("bf16", "f16"):
-        return f"aotc_f32_to_{dt.name}({x})"  # exact: the value is a {dt.name} already
+        return call(f"aotc_f32_to_{dt.name}", u, x)  # exact: the value is a half already
     if dt.kind == "sint":
-        return f"aotc_cvt_{dt.name}_{u}({x})"
+        return call(f"aotc_cvt_{dt.name}_{u.name}", u, x)
     return x
 
 
-def _from_bits(b: str, dt: DType) -> str:
+def _from_bits(b: K.Expr, dt: DType) -> K.Expr:
     u = _UINT[dt.bits]
     if dt.name == "f32":
-        return f"aotc_bitcast_u32_f32({b})"
+        return call("aotc_bitcast_u32_f32", F32, b)
     if dt.name == "f64":
-        return f"aotc_bitcast_u64_f64({b})"
+        return call("aotc_bitcast_u64_f64", F64, b)
     if dt.name in ("bf16", "f16"):
-        return f"aotc_{dt.name}_to_f32({b})"
+        return call(f"aotc_{dt.name}_to_f32", F32, b)
     if dt.kind == "sint":
-        return f"aotc_cvt_{u}_{dt.name}({b})"
+        return call(f"aotc_cvt_{u}_{dt.name}", dt, b)
     if dt.kind == "pred":
-        return f"(uint8_t)({b} != 0)"
+        return pred(K.Binary("!=", b, K.Const(0, DTYPES[u]), K.BOOL))
     return b
 
 
-def _bitcast_convert_elem(ctx, instr: Instruction, idx) -> str:
+def _bitcast_convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
     src = ctx.producers[instr.operands[0]].array_shape.dtype
     return _from_bits(_to_bits(ctx.operand(instr, 0, idx), src), instr.array_shape.dtype)
 

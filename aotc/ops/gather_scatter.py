@@ -20,7 +20,7 @@ from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs=None, linear=None):
-    from ..lower.elemental import Index
+    from .legacy_c import Index
     return Index(tuple(dims), None if exprs is None else tuple(exprs), linear)
 
 
@@ -170,7 +170,7 @@ def _gather_elem(ctx, instr: Instruction, idx) -> str:
     if idx.exprs is None and idx.linear is not None:
         # the linear index is the enclosing loop's variable: keep the per-dimension
         # locals derived from it from taking its name
-        ctx.fresh(idx.linear)
+        ctx.fresh(str(idx.linear))
     e = ctx.exprs(idx) if out.rank else ()
     batch_out = [d for d in range(out.rank) if d not in g.offset_dims]
     ibatch = _batch_of(g.index_vector_dim, indices.rank)
@@ -272,7 +272,7 @@ def _scatter_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _scatter_kernel(kb, instr: Instruction, outs) -> None:
-    from ..lower.elemental import compute_ctype, load_expr, store_expr
+    from .legacy_c import compute_ctype, load_expr, store_expr
     n = (len(instr.operands) - 1) // 2
     operand = kb.producers[instr.operands[0]].array_shape
     indices = kb.producers[instr.operands[n]].array_shape
@@ -336,7 +336,7 @@ def _scatter_kernel(kb, instr: Instruction, outs) -> None:
         res = [kb.fresh(f"new{k}") for k in range(n)]
         for k in range(n):
             kb.line(f"{compute_ctype(dts[k])} {res[k]};")
-        kb.line(f"{fn}({', '.join(cur + upd)}, {', '.join('&' + r for r in res)});")
+        kb.line(f"{fn}({', '.join(map(str, cur + upd))}, {', '.join('&' + str(r) for r in res)});")
         for k in range(n):
             kb.line(f"{outs[k].cname}[{lin}] = {store_expr(dts[k], res[k])};")
     for _ in range(loops):

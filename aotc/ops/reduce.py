@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type, store_value
 from .elementwise import _arr
 from .registry import OpRule, ShapeError, register
 
@@ -35,53 +37,72 @@ def _reduce_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return outs[0] if n == 1 else TupleShape(outs)
 
 
+def _reduce_elem(kb, instr: Instruction, idx) -> K.Expr:
+    """One output element of a single-operand reduce, folded where it is needed (a row
+    reduction fused into the kernel that consumes it; hoisting computes it once a row)."""
+    operand = kb.producers[instr.operands[0]]
+    in_dims = operand.array_shape.dims
+    rdims = tuple(instr.attr("dimensions"))
+    kept = [d for d in range(len(in_dims)) if d not in rdims]
+    fn = kb.scalar_function(instr.attr("to_apply"))
+    ty = compute_type(operand.array_shape.dtype)
+    e = kb.exprs(idx) if kept else ()
+    acc = kb.local(ty, kb.operand(instr, 1, Index(())), "acc_" + instr.name)
+    sub: list[K.Expr] = [K.Const(0)] * len(in_dims)
+    for j, d in enumerate(kept):
+        sub[d] = e[j]
+    _fold(kb, instr, in_dims, rdims, sub, acc, fn, ty)
+    return acc
+
+
+def _fold(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, fn: str, ty) -> None:
+    """acc = fold of fn over the reduced dimensions of operand 0 at `sub`."""
+    if rdims and _lanes_apply(kb, instr, in_dims, rdims):
+        _lane_reduction(kb, instr, in_dims, sorted(rdims), sub, acc, fn, ty)
+        return
+    if not rdims:
+        kb.assign(acc, kb.operand(instr, 0, Index(in_dims, tuple(sub))))
+        return
+    for j, d in enumerate(rdims):
+        sub[d] = kb.loop(kb.fresh(f"r{j}"), in_dims[d], (K.REDUCTION,))
+    kb.assign(acc, K.Call(fn, (acc, kb.operand(instr, 0, Index(in_dims, tuple(sub)))), ty))
+    for _ in rdims:
+        kb.close()
+
+
 def _reduce_kernel(kb, instr: Instruction, outs) -> None:
-    from ..lower.elemental import Index, compute_ctype, store_expr
     n = len(instr.operands) // 2
     ins = [kb.producers[o] for o in instr.operands[:n]]
     in_dims = ins[0].array_shape.dims
     rdims = tuple(instr.attr("dimensions"))
     kept = [d for d in range(len(in_dims)) if d not in rdims]
     fn = kb.scalar_function(instr.attr("to_apply"))
-    o_vars = []
-    for j, d in enumerate(kept):
-        kb.loop(f"o{j}", in_dims[d])
-        o_vars.append(f"o{j}")
-    accs = []
-    for k in range(n):
-        init = kb.operand(instr, n + k, Index(()))
-        acc = kb.fresh(f"acc{k}")
-        kb.line(f"{compute_ctype(ins[k].array_shape.dtype)} {acc} = {init};")
-        accs.append(acc)
-    sub = [""] * len(in_dims)
+    types = [compute_type(i.array_shape.dtype) for i in ins]
+    o_vars = [kb.loop(f"o{j}", in_dims[d], (K.PARALLEL,)) for j, d in enumerate(kept)]
+    accs = [kb.local(types[k], kb.operand(instr, n + k, Index(())), f"acc{k}") for k in range(n)]
+    sub: list[K.Expr] = [K.Const(0)] * len(in_dims)
     for j, d in enumerate(kept):
         sub[d] = o_vars[j]
-    laned = n == 1 and bool(rdims) and _lanes_apply(kb, instr, in_dims, rdims)
-    if laned:
-        _lane_reduction(kb, instr, in_dims, sorted(rdims), sub, accs[0], fn)
-        rdims = ()  # its loops are closed already
-    else:
-        for j, d in enumerate(rdims):
-            kb.loop(f"r{j}", in_dims[d])
-            sub[d] = f"r{j}"
-    xs = [] if laned else [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
-    if laned:
-        pass  # reduced in lanes above
+    if n == 1:
+        _fold(kb, instr, in_dims, rdims, sub, accs[0], fn, types[0])
     elif not rdims:
         # XLA returns the operands of a reduce over no dimensions unchanged (no reducer call)
-        for acc, x in zip(accs, xs):
-            kb.line(f"{acc} = {x};")
-    elif n == 1:
-        kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
+        for k, acc in enumerate(accs):
+            kb.assign(acc, kb.operand(instr, k, Index(in_dims, tuple(sub))))
     else:
-        ptrs = ", ".join(f"&{a}" for a in accs)
-        kb.line(f"{fn}({', '.join(accs)}, {', '.join(xs)}, {ptrs});")
-    for _ in rdims:
-        kb.close()
+        for j, d in enumerate(rdims):
+            sub[d] = kb.loop(kb.fresh(f"r{j}"), in_dims[d], (K.REDUCTION,))
+        xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
+        if n == 1:
+            kb.assign(accs[0], K.Call(fn, (accs[0], xs[0]), types[0]))
+        else:
+            kb.emit(K.CallStmt(fn, tuple(accs) + tuple(xs) + tuple(K.Ptr(var=a) for a in accs)))
+        for _ in rdims:
+            kb.close()
     out_dims = tuple(in_dims[d] for d in kept)
     lin = kb.linear(Index(out_dims, tuple(o_vars)))
     for k in range(n):
-        kb.line(f"{outs[k].cname}[{lin}] = {store_expr(ins[k].array_shape.dtype, accs[k])};")
+        kb.store(outs[k], lin, store_value(ins[k].array_shape.dtype, accs[k]))
     for _ in kept:
         kb.close()
 
@@ -104,36 +125,35 @@ def _lanes_apply(kb, instr: Instruction, in_dims, rdims) -> bool:
     return simple and max(rdims) == last and in_dims[last] >= 2 * LANES
 
 
-def _lane_reduction(kb, instr: Instruction, in_dims, rdims, sub, acc: str, fn: str) -> None:
+def _lane_reduction(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, fn: str, ty) -> None:
     """acc = fold of fn over the reduced dimensions, the innermost (contiguous) one in
     LANES interleaved partial results combined at the end."""
-    from ..lower.elemental import Index, compute_ctype
-    ctype = compute_ctype(kb.producers[instr.operands[0]].array_shape.dtype)
-    lanes = kb.fresh("lane")
-    kb.line(f"{ctype} {lanes}[{LANES}];")
-    kb.line(f"for (int l = 0; l < {LANES}; ++l) {lanes}[l] = {acc};")
+    lanes = K.Buf(kb.fresh("lane"), ty, LANES)
+    kb.emit(K.ArrayDecl(lanes, acc))
     *outer, inner = rdims
     for j, d in enumerate(outer):
-        kb.loop(f"r{j}", in_dims[d])
-        sub[d] = f"r{j}"
+        sub[d] = kb.loop(kb.fresh(f"r{j}"), in_dims[d], (K.REDUCTION,))
     n = in_dims[inner]
-    kb.line("int64_t j = 0;")
-    kb.open(f"for (; j + {LANES} <= {n}; j += {LANES})")
-    kb.loop("l", LANES)
-    sub[inner] = "(j + l)"
+    body = n - n % LANES
+    j = kb.loop(kb.fresh("j"), body, (K.REDUCTION,), step=LANES)
+    lane = kb.loop(kb.fresh("l"), LANES, (K.VECTOR,))
+    sub[inner] = j + lane
     x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
-    kb.line(f"{lanes}[l] = {fn}({lanes}[l], {x});")
+    kb.store(lanes, lane, K.Call(fn, (K.Load(lanes, lane), x), ty))
     kb.close()
     kb.close()
-    kb.open(f"for (; j < {n}; ++j)")
-    sub[inner] = "j"
-    x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
-    kb.line(f"{lanes}[0] = {fn}({lanes}[0], {x});")
-    kb.close()
+    if body < n:
+        t = kb.loop(kb.fresh("j"), n, (K.REDUCTION,), start=body)
+        sub[inner] = t
+        x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
+        kb.store(lanes, K.Const(0), K.Call(fn, (K.Load(lanes, K.Const(0)), x), ty))
+        kb.close()
     for _ in outer:
         kb.close()
-    kb.line(f"{acc} = {lanes}[0];")
-    kb.line(f"for (int l = 1; l < {LANES}; ++l) {acc} = {fn}({acc}, {lanes}[l]);")
+    kb.assign(acc, K.Load(lanes, K.Const(0)))
+    lane = kb.loop(kb.fresh("l"), LANES, (), start=1)
+    kb.assign(acc, K.Call(fn, (acc, K.Load(lanes, lane)), ty))
+    kb.close()
 
 
-register(OpRule("reduce", shape=_reduce_shape, kernel=_reduce_kernel))
+register(OpRule("reduce", shape=_reduce_shape, kernel=_reduce_kernel, elemental=_reduce_elem))

@@ -11,13 +11,22 @@ from math import prod
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
+from ..hlo.dtypes import DTYPES
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type
 from .elementwise import _arr, convert_expr
 from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs=None, linear=None):
-    from ..lower.elemental import Index
     return Index(tuple(dims), None if exprs is None else tuple(exprs), linear)
+
+
+def _all(conds: list[K.Expr]) -> K.Expr:
+    out = conds[0] if conds else K.Const(1, K.BOOL)
+    for c in conds[1:]:
+        out = K.Binary("&&", out, c, K.BOOL)
+    return out
 
 
 def _dims_attr(instr: Instruction, rank: int, what: str = "dimensions") -> tuple[int, ...]:
@@ -47,11 +56,11 @@ def _broadcast_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, out.dims)
 
 
-def _broadcast_elem(ctx, instr: Instruction, idx) -> str:
+def _broadcast_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     e = ctx.exprs(idx) if a.rank else ()
     dims = instr.attr("dimensions")
-    sub = [("0" if a.dims[i] == 1 else e[d]) for i, d in enumerate(dims)]
+    sub = [(K.Const(0) if a.dims[i] == 1 else e[d]) for i, d in enumerate(dims)]
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
@@ -68,7 +77,7 @@ def _reshape_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, out.dims)
 
 
-def _reshape_elem(ctx, instr: Instruction, idx) -> str:
+def _reshape_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     return ctx.operand(instr, 0, _index(a.dims, linear=ctx.linear(idx)))
 
@@ -77,7 +86,7 @@ def _copy_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return _arr(shapes[0], "operand").with_layout(None)
 
 
-def _copy_elem(ctx, instr: Instruction, idx) -> str:
+def _copy_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, idx)
 
 
@@ -104,10 +113,10 @@ def _transpose_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, tuple(a.dims[p] for p in perm))
 
 
-def _transpose_elem(ctx, instr: Instruction, idx) -> str:
+def _transpose_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     e = ctx.exprs(idx)
-    sub = [""] * a.rank
+    sub: list[K.Expr] = [K.Const(0)] * a.rank
     for i, p in enumerate(instr.attr("dimensions")):
         sub[p] = e[i]
     return ctx.operand(instr, 0, _index(a.dims, sub))
@@ -131,13 +140,12 @@ def _slice_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, tuple(dims))
 
 
-def _slice_elem(ctx, instr: Instruction, idx) -> str:
+def _slice_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     e = ctx.exprs(idx)
     sub = []
     for x, s in zip(e, instr.attr("slice")):
-        t = x if s.stride == 1 else f"{x} * {s.stride}"
-        sub.append(t if s.start == 0 else f"({t} + {s.start})")
+        sub.append(x * s.stride + s.start)
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
@@ -147,11 +155,11 @@ def _reverse_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return a.with_layout(None)
 
 
-def _reverse_elem(ctx, instr: Instruction, idx) -> str:
+def _reverse_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     e = list(ctx.exprs(idx))
     for d in instr.attr("dimensions"):
-        e[d] = f"({a.dims[d] - 1} - {e[d]})"
+        e[d] = K.Const(a.dims[d] - 1) - e[d]
     return ctx.operand(instr, 0, _index(a.dims, e))
 
 
@@ -169,8 +177,7 @@ def _iota_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return out.with_layout(None)
 
 
-def _iota_elem(ctx, instr: Instruction, idx) -> str:
-    from ..hlo.dtypes import DTYPES
+def _iota_elem(ctx, instr: Instruction, idx) -> K.Expr:
     e = ctx.exprs(idx)[instr.attr("iota_dimension")]
     return convert_expr(e, DTYPES["s64"], instr.array_shape.dtype)
 
@@ -196,19 +203,18 @@ def _concat_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(arrs[0].dtype, tuple(dims))
 
 
-def _concat_elem(ctx, instr: Instruction, idx) -> str:
-    from ..lower.elemental import compute_ctype
+def _concat_elem(ctx, instr: Instruction, idx) -> K.Expr:
     (d,) = instr.attr("dimensions")
     e = ctx.exprs(idx)
     arms, off = [], 0
     for k, name in enumerate(instr.operands):
         a = ctx.producers[name].array_shape
         sub = list(e)
-        sub[d] = e[d] if off == 0 else f"({e[d]} - {off})"
-        cond = None if k == len(instr.operands) - 1 else f"{e[d]} < {off + a.dims[d]}"
+        sub[d] = e[d] - off
+        cond = None if k == len(instr.operands) - 1 else e[d].lt(off + a.dims[d])
         arms.append((cond, (lambda k=k, sub=sub, a=a: ctx.operand(instr, k, _index(a.dims, sub)))))
         off += a.dims[d]
-    return ctx.branch_value(compute_ctype(instr.array_shape.dtype), arms, "v_" + instr.name)
+    return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
 register(OpRule("concatenate", shape=_concat_shape, elemental=_concat_elem))
@@ -235,28 +241,27 @@ def _pad_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, tuple(dims))
 
 
-def _pad_elem(ctx, instr: Instruction, idx) -> str:
-    from ..lower.elemental import compute_ctype
+def _pad_elem(ctx, instr: Instruction, idx) -> K.Expr:
     a = ctx.producers[instr.operands[0]].array_shape
     e = ctx.exprs(idx)
     conds, sub = [], []
     for x, p, n in zip(e, instr.attr("padding"), a.dims):
-        j = x if p.lo == 0 else f"({x} - {p.lo})" if p.lo > 0 else f"({x} + {-p.lo})"
+        j = x - p.lo
         step = p.interior + 1
         if p.lo > 0:
-            conds.append(f"{j} >= 0")
+            conds.append(j.ge(0))
         if step == 1:
             if p.hi > 0:
-                conds.append(f"{j} < {n}")
+                conds.append(j.lt(n))
             sub.append(j)
         else:
-            conds.append(f"{j} % {step} == 0")
-            conds.append(f"{j} / {step} < {n}")
-            sub.append(f"({j} / {step})")
-    cond = " && ".join(dict.fromkeys(conds)) or "1"
+            conds.append((j % step).eq(0))
+            conds.append((j // step).lt(n))
+            sub.append(j // step)
+    cond = _all(list(dict.fromkeys(conds)))
     arms = [(cond, lambda: ctx.operand(instr, 0, _index(a.dims, sub))),
             (None, lambda: ctx.operand(instr, 1, _index(())))]
-    return ctx.branch_value(compute_ctype(instr.array_shape.dtype), arms, "v_" + instr.name)
+    return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
 register(OpRule("pad", shape=_pad_shape, elemental=_pad_elem))

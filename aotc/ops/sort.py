@@ -100,7 +100,7 @@ def _slice_loops(kb, dims: tuple[int, ...], skip: int) -> tuple[str, int]:
 
 
 def _operand_value(kb, instr: Instruction, k: int, at: str) -> str:
-    from ..lower.elemental import load_expr
+    from .legacy_c import load_expr
     buf = kb.buffers[instr.operands[k]]
     return load_expr(buf.shape.dtype, f"{buf.cname}[{at}]")
 

@@ -23,7 +23,7 @@ from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs=None, linear=None):
-    from ..lower.elemental import Index
+    from .legacy_c import Index
     return Index(tuple(dims), None if exprs is None else tuple(exprs), linear)
 
 
@@ -103,7 +103,7 @@ def _reduce_window_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
-    from ..lower.elemental import compute_ctype, store_expr
+    from .legacy_c import compute_ctype, store_expr
     n = len(instr.operands) // 2
     ins = [kb.producers[o].array_shape for o in instr.operands[:n]]
     in_dims = ins[0].dims
@@ -141,7 +141,7 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
         if n == 1:
             kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
         else:
-            kb.line(f"{fn}({', '.join(accs)}, {', '.join(xs)}, {', '.join('&' + a for a in accs)});")
+            kb.line(f"{fn}({', '.join(map(str, accs))}, {', '.join(map(str, xs))}, {', '.join('&' + str(a) for a in accs)});")
     for _ in range(closes):
         kb.close()
     lin = kb.linear(_index(out_dims, o_vars))
@@ -221,7 +221,7 @@ def _conv_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _acc_type(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> str:
-    from ..lower.elemental import compute_ctype
+    from .legacy_c import compute_ctype
     odt = instr.array_shape.dtype
     if odt.kind == "float":
         return "double" if "f64" in (odt.name, lhs.dtype.name, rhs.dtype.name) else "float"
@@ -310,7 +310,7 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
 
 def _emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out) -> None:
     from ..hlo.dtypes import DTYPES
-    from ..lower.elemental import load_expr, store_expr
+    from .legacy_c import load_expr, store_expr
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, instr.array_shape
     c = ConvDims(instr, lhs.rank, rhs.rank)
@@ -431,7 +431,7 @@ def _emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out) -> None:
 
 def _conv_kernel(kb, instr: Instruction, outs) -> None:
     from ..hlo.dtypes import DTYPES
-    from ..lower.elemental import store_expr
+    from .legacy_c import store_expr
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, out.shape
@@ -497,7 +497,7 @@ def _joined(*parts) -> str:
 def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, ob: str, o_sp: list[str],
                      oc: str) -> None:
     """The window loops, input-feature loop and output-feature loop adding into `acc`."""
-    from ..lower.elemental import load_expr
+    from .legacy_c import load_expr
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs = lhs_i.array_shape, rhs_i.array_shape
     res = instr.array_shape

@@ -38,7 +38,7 @@ def test_elementwise_kernel_overwrites_a_dying_buffer(tmp_path):
     assert e.place == "alias" and e.alias_of == d.cname
     k = next(k for k in prog.kernels if k.cname == "k_e")
     assert k.params == ((d.cname, True),)  # reads and writes through one pointer
-    assert "in place" in k.body[0]
+    assert "in place" in k.body[0].text
     assert d.live[1] == max(i for i, k in enumerate(prog.kernels) if k.cname in ("k_r0", "k_r1"))
 
 

@@ -37,11 +37,11 @@ static void k_dot_general_1(const float* s_x_1, const float* s_y_1, float* AOTC_
 }
 
 /* HLO: add.1 */
-static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_add_1, int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
+static void k_add_1(const float* s_x_1, const float* s_y_1, float* AOTC_RESTRICT s_add_1) {
+    for (int64_t i = 0; i < 4; ++i) {
         const float x_x_1 = s_x_1[i];
         const float x_y_1 = s_y_1[i];
-        const float v_add_1 = (x_x_1 + x_y_1);
+        const float v_add_1 = x_x_1 + x_y_1;
         s_add_1[i] = v_add_1;
     }
 }
@@ -59,7 +59,7 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)arena;
     (void)par;
     k_dot_general_1(s_x_1, s_y_1, s_dot_general_1, s_dot_general_1_scratch);
-    k_add_1(s_x_1, s_y_1, s_add_1, 0, 4);
+    k_add_1(s_x_1, s_y_1, s_add_1);
 }
 
 /* ---------------------------------------------------------------- introspection */

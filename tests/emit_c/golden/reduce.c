@@ -40,13 +40,13 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* ---------------------------------------------------------------- scalar functions */
 /* HLO computation region_0.1 */
 static inline float r_region_0_1(float p0, float p1) {
-    const float v_reduce_sum_5 = (p0 + p1);
+    const float v_reduce_sum_5 = p0 + p1;
     return v_reduce_sum_5;
 }
 
 /* HLO computation region_1.2 */
 static inline float r_region_1_2(float p0, float p1) {
-    const float v_reduce_sum_12 = (p0 + p1);
+    const float v_reduce_sum_12 = p0 + p1;
     return v_reduce_sum_12;
 }
 
@@ -64,7 +64,7 @@ static inline float r_region_3_4(float p0, float p1) {
 
 /* HLO computation region_4.5 */
 static inline float r_region_4_5(float p0, float p1) {
-    const float v_reduce_prod_5 = (p0 * p1);
+    const float v_reduce_prod_5 = p0 * p1;
     return v_reduce_prod_5;
 }
 
@@ -73,12 +73,12 @@ static inline void r_region_5_6(float p0, int32_t p1, float p2, int32_t p3, floa
     const uint8_t v_gt_1 = (uint8_t)(p0 > p2);
     const uint8_t v_ne_1 = (uint8_t)(p0 != p0);
     const uint8_t v_or_2 = (uint8_t)(v_gt_1 | v_ne_1);
-    const float v_select_n_2 = (v_or_2 ? p0 : p2);
+    const float v_select_n_2 = v_or_2 ? p0 : p2;
     const uint8_t v_eq_1 = (uint8_t)(p0 == p2);
     const uint8_t v_lt_1 = (uint8_t)(p1 < p3);
     const uint8_t v_and_1 = (uint8_t)(v_eq_1 & v_lt_1);
     const uint8_t v_or_3 = (uint8_t)(v_or_2 | v_and_1);
-    const int32_t v_select_n_3 = (v_or_3 ? p1 : p3);
+    const int32_t v_select_n_3 = v_or_3 ? p1 : p3;
     *out0 = v_select_n_2;
     *out1 = v_select_n_3;
 }
@@ -88,12 +88,12 @@ static inline void r_region_6_8(float p0, int32_t p1, float p2, int32_t p3, floa
     const uint8_t v_lt_4 = (uint8_t)(p0 < p2);
     const uint8_t v_ne_3 = (uint8_t)(p0 != p0);
     const uint8_t v_or_6 = (uint8_t)(v_lt_4 | v_ne_3);
-    const float v_select_n_6 = (v_or_6 ? p0 : p2);
+    const float v_select_n_6 = v_or_6 ? p0 : p2;
     const uint8_t v_eq_3 = (uint8_t)(p0 == p2);
     const uint8_t v_lt_5 = (uint8_t)(p1 < p3);
     const uint8_t v_and_3 = (uint8_t)(v_eq_3 & v_lt_5);
     const uint8_t v_or_7 = (uint8_t)(v_or_6 | v_and_3);
-    const int32_t v_select_n_7 = (v_or_7 ? p1 : p3);
+    const int32_t v_select_n_7 = v_or_7 ? p1 : p3;
     *out0 = v_select_n_6;
     *out1 = v_select_n_7;
 }

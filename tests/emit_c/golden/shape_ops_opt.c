@@ -36,13 +36,12 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: iota_add_fusion.iota.3, iota_add_fusion.broadcast.8, iota_add_fusion.mul.4, iota_add_fusion.broadcast.7, iota_add_fusion.iota.2, iota_add_fusion.add.0 */
-static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add_0, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add_0) {
+    for (int64_t i0 = 0; i0 < 3; ++i0) {
+        const int32_t v_iota_add_fusion_iota_2 = aotc_cvt_s64_s32(i0);
         for (int64_t i1 = 0; i1 < 4; ++i1) {
             const int32_t v_iota_add_fusion_iota_3 = aotc_cvt_s64_s32(i1);
-            const int32_t v_iota_add_fusion_broadcast_8 = ((int32_t)10);
-            const int32_t v_iota_add_fusion_mul_4 = aotc_mul_s32(v_iota_add_fusion_iota_3, v_iota_add_fusion_broadcast_8);
-            const int32_t v_iota_add_fusion_iota_2 = aotc_cvt_s64_s32(i0);
+            const int32_t v_iota_add_fusion_mul_4 = aotc_mul_s32(v_iota_add_fusion_iota_3, ((int32_t)10));
             const int32_t v_iota_add_fusion_add_0 = aotc_add_s32(v_iota_add_fusion_mul_4, v_iota_add_fusion_iota_2);
             s_iota_add_fusion_add_0[i0 * 4 + i1] = v_iota_add_fusion_add_0;
         }
@@ -50,16 +49,16 @@ static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add
 }
 
 /* HLO: bitcast */
-static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast, int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
+static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast) {
+    for (int64_t i = 0; i < 60; ++i) {
         const float x_x_1 = s_x_1[i];
         s_bitcast[i] = x_x_1;
     }
 }
 
 /* HLO: bitcast_transpose_fusion.bitcast.8, bitcast_transpose_fusion.transpose.0 */
-static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_transpose_fusion_transpose_0, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_transpose_fusion_transpose_0) {
+    for (int64_t i0 = 0; i0 < 5; ++i0) {
         for (int64_t i1 = 0; i1 < 2; ++i1) {
             for (int64_t i2 = 0; i2 < 2; ++i2) {
                 for (int64_t i3 = 0; i3 < 3; ++i3) {
@@ -72,11 +71,11 @@ static void k_bitcast_transpose_fusion_transpose_0(const float* s_x_1, float* AO
 }
 
 /* HLO: wrapped_reverse.rev.1 */
-static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_wrapped_reverse_rev_1, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_wrapped_reverse_rev_1) {
+    for (int64_t i0 = 0; i0 < 4; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             for (int64_t i2 = 0; i2 < 5; ++i2) {
-                const float x_x_1 = s_x_1[(3 - i0) * 15 + i1 * 5 + (4 - i2)];
+                const float x_x_1 = s_x_1[49 - i0 * 15 + i1 * 5 - i2];
                 s_wrapped_reverse_rev_1[i0 * 15 + i1 * 5 + i2] = x_x_1;
             }
         }
@@ -84,11 +83,11 @@ static void k_wrapped_reverse_rev_1(const float* s_x_1, float* AOTC_RESTRICT s_w
 }
 
 /* HLO: slice_reverse_fusion.slice.8, slice_reverse_fusion.rev.0 */
-static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRICT s_slice_reverse_fusion_rev_0, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRICT s_slice_reverse_fusion_rev_0) {
+    for (int64_t i0 = 0; i0 < 2; ++i0) {
         for (int64_t i1 = 0; i1 < 1; ++i1) {
             for (int64_t i2 = 0; i2 < 2; ++i2) {
-                const float x_x_1 = s_x_1[(i0 * 2 + 1) * 15 + i1 * 5 + ((1 - i2) * 2 + 2)];
+                const float x_x_1 = s_x_1[i0 * 30 + i1 * 5 - i2 * 2 + 19];
                 s_slice_reverse_fusion_rev_0[i0 * 2 + i2] = x_x_1;
             }
         }
@@ -96,23 +95,21 @@ static void k_slice_reverse_fusion_rev_0(const float* s_x_1, float* AOTC_RESTRIC
 }
 
 /* HLO: bitcast_concatenate_fusion.slice.3, bitcast_concatenate_fusion.bitcast.7, bitcast_concatenate_fusion.slice.2, bitcast_concatenate_fusion.bitcast.6, bitcast_concatenate_fusion.slice.1, bitcast_concatenate_fusion.broadcast.9, bitcast_concatenate_fusion.mul.5, bitcast_concatenate_fusion.bitcast.5, ... (9 instructions) */
-static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_concatenate_fusion_concatenate_0, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float* AOTC_RESTRICT s_bitcast_concatenate_fusion_concatenate_0) {
+    for (int64_t i0 = 0; i0 < 6; ++i0) {
         for (int64_t i1 = 0; i1 < 5; ++i1) {
             float v_bitcast_concatenate_fusion_concatenate_0;
             if (i0 < 3) {
                 const int64_t l = i0 * 5 + i1;
-                const float x_x_1 = s_x_1[((l / 5) % 3) * 5 + (l % 5)];
+                const float x_x_1 = s_x_1[l % 15];
                 v_bitcast_concatenate_fusion_concatenate_0 = x_x_1;
-            }
-            else if (i0 < 4) {
-                const float x_x_1_1 = s_x_1[(0 + 1) * 15 + (i1 % 5)];
+            } else if (i0 < 4) {
+                const float x_x_1_1 = s_x_1[i1 + 15];
                 v_bitcast_concatenate_fusion_concatenate_0 = x_x_1_1;
-            }
-            else {
-                const int64_t l_1 = (i0 - 4) * 5 + i1;
-                const float x_x_1_2 = s_x_1[(0 + 2) * 15 + (((l_1 / 5) % 2) + 1) * 5 + (l_1 % 5)];
-                const float v_bitcast_concatenate_fusion_mul_5 = (x_x_1_2 * 2.0f);
+            } else {
+                const int64_t l_1 = i0 * 5 + i1 - 20;
+                const float x_x_1_2 = s_x_1[l_1 % 10 + 35];
+                const float v_bitcast_concatenate_fusion_mul_5 = x_x_1_2 * 2.0f;
                 v_bitcast_concatenate_fusion_concatenate_0 = v_bitcast_concatenate_fusion_mul_5;
             }
             s_bitcast_concatenate_fusion_concatenate_0[i0 * 5 + i1] = v_bitcast_concatenate_fusion_concatenate_0;
@@ -121,10 +118,10 @@ static void k_bitcast_concatenate_fusion_concatenate_0(const float* s_x_1, float
 }
 
 /* HLO: wrapped_broadcast.broadcast_in_dim.0 */
-static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AOTC_RESTRICT s_wrapped_broadcast_broadcast_in_dim_0, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AOTC_RESTRICT s_wrapped_broadcast_broadcast_in_dim_0) {
+    for (int64_t i0 = 0; i0 < 5; ++i0) {
+        const float x_v_1 = s_v_1[i0];
         for (int64_t i1 = 0; i1 < 3; ++i1) {
-            const float x_v_1 = s_v_1[i0];
             for (int64_t i2 = 0; i2 < 2; ++i2) {
                 s_wrapped_broadcast_broadcast_in_dim_0[i0 * 6 + i1 * 2 + i2] = x_v_1;
             }
@@ -148,13 +145,13 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)results;
     (void)arena;
     (void)par;
-    k_iota_add_fusion_add_0(s_iota_add_fusion_add_0, 0, 3);
-    k_bitcast(s_x_1, s_bitcast, 0, 60);
-    k_bitcast_transpose_fusion_transpose_0(s_x_1, s_bitcast_transpose_fusion_transpose_0, 0, 5);
-    k_wrapped_reverse_rev_1(s_x_1, s_wrapped_reverse_rev_1, 0, 4);
-    k_slice_reverse_fusion_rev_0(s_x_1, s_slice_reverse_fusion_rev_0, 0, 2);
-    k_bitcast_concatenate_fusion_concatenate_0(s_x_1, s_bitcast_concatenate_fusion_concatenate_0, 0, 6);
-    k_wrapped_broadcast_broadcast_in_dim_0(s_v_1, s_wrapped_broadcast_broadcast_in_dim_0, 0, 5);
+    k_iota_add_fusion_add_0(s_iota_add_fusion_add_0);
+    k_bitcast(s_x_1, s_bitcast);
+    k_bitcast_transpose_fusion_transpose_0(s_x_1, s_bitcast_transpose_fusion_transpose_0);
+    k_wrapped_reverse_rev_1(s_x_1, s_wrapped_reverse_rev_1);
+    k_slice_reverse_fusion_rev_0(s_x_1, s_slice_reverse_fusion_rev_0);
+    k_bitcast_concatenate_fusion_concatenate_0(s_x_1, s_bitcast_concatenate_fusion_concatenate_0);
+    k_wrapped_broadcast_broadcast_in_dim_0(s_v_1, s_wrapped_broadcast_broadcast_in_dim_0);
 }
 
 /* ---------------------------------------------------------------- introspection */

@@ -31,24 +31,24 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
 /* HLO: broadcast.3, mul.2, add.1 */
-static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT s_add_1, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT s_add_1) {
+    for (int64_t i0 = 0; i0 < 2; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             const float x_v_1 = s_v_1[i0 * 3 + i1];
             const float x_d_1 = s_d_1[i0 * 3 + i1];
-            const float v_mul_2 = (x_d_1 * 0.5f);
-            const float v_add_1 = (x_v_1 + v_mul_2);
+            const float v_mul_2 = x_d_1 * 0.5f;
+            const float v_add_1 = x_v_1 + v_mul_2;
             s_add_1[i0 * 3 + i1] = v_add_1;
         }
     }
 }
 
 /* HLO: broadcast.2, mul.3 */
-static void k_mul_3(const float* s_v_1, float* AOTC_RESTRICT s_mul_3, int64_t lo, int64_t hi) {
-    for (int64_t i0 = lo; i0 < hi; ++i0) {
+static void k_mul_3(const float* s_v_1, float* AOTC_RESTRICT s_mul_3) {
+    for (int64_t i0 = 0; i0 < 2; ++i0) {
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             const float x_v_1 = s_v_1[i0 * 3 + i1];
-            const float v_mul_3 = (x_v_1 * 2.0f);
+            const float v_mul_3 = x_v_1 * 2.0f;
             s_mul_3[i0 * 3 + i1] = v_mul_3;
         }
     }
@@ -56,7 +56,7 @@ static void k_mul_3(const float* s_v_1, float* AOTC_RESTRICT s_mul_3, int64_t lo
 
 /* HLO: add.1 */
 static void k_update_v_1(const float* s_add_1, float* AOTC_RESTRICT s_v_1) {
-    memcpy(s_v_1, s_add_1, 6 * sizeof(*s_v_1));
+    memcpy(s_v_1, s_add_1, 24);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -70,8 +70,8 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)results;
     (void)arena;
     (void)par;
-    k_add_1(s_v_1, s_d_1, s_add_1, 0, 2);
-    k_mul_3(s_v_1, s_mul_3, 0, 2);
+    k_add_1(s_v_1, s_d_1, s_add_1);
+    k_mul_3(s_v_1, s_mul_3);
     k_update_v_1(s_add_1, s_v_1);
 }
 

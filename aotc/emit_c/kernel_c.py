@@ -1,0 +1,246 @@
+"""The C printer of the kernel IR: expressions, statements, kernels and scalar functions.
+
+The only place kernel code becomes C text. It spells types, literals, operators
+(parenthesized by C precedence, and wherever gcc's -Wparentheses would ask) and
+loops; it decides nothing about what a kernel computes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..hlo.dtypes import DType
+from ..kernel import ir as K
+
+_PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
+         "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
+_ARITH = frozenset({"+", "-", "*", "/", "%"})
+_INT_BOUNDS = {"s8": "INT8", "s16": "INT16", "s32": "INT32", "s64": "INT64",
+               "u8": "UINT8", "u16": "UINT16", "u32": "UINT32", "u64": "UINT64"}
+
+
+def ctype(dt: DType | None) -> str:
+    return "void" if dt is None else dt.c_type
+
+
+def c_float(x: float, f64: bool) -> str:
+    """An exact C literal of a float value, in f32 or f64."""
+    suffix = "" if f64 else "f"
+    cast = "double" if f64 else "float"
+    if math.isnan(x):
+        return f"(({cast})NAN)" if not np.signbit(x) else f"(-({cast})NAN)"
+    if math.isinf(x):
+        return f"(({cast})INFINITY)" if x > 0 else f"(-({cast})INFINITY)"
+    if x == 0:
+        return f"-0.0{suffix}" if math.copysign(1.0, x) < 0 else f"0.0{suffix}"
+    short = str(np.float64(x)) if f64 else str(np.float32(x))
+    exact = np.float64(short) == x if f64 else np.float32(short) == np.float32(x)
+    if exact and "inf" not in short and "nan" not in short:
+        if "e" not in short and "." not in short:
+            short += ".0"
+        return f"{short}{suffix}"
+    return f"{float(x).hex()}{suffix}"
+
+
+def c_literal(value, dt: DType) -> str:
+    """The C literal of one value of type `dt` (halves are computed as f32)."""
+    if dt.kind == "pred":
+        return "1" if bool(value) else "0"
+    if dt.kind == "float":
+        return c_float(float(value), dt.name == "f64")
+    if dt.kind == "complex":
+        v = complex(value)
+        f64 = dt.name == "c128"
+        return f"aotc_complex_{dt.name}({c_float(v.real, f64)}, {c_float(v.imag, f64)})"
+    v = int(value)
+    pfx = _INT_BOUNDS.get(dt.name)
+    if pfx is None:
+        return str(v)
+    if dt.name == "s64":
+        if v == -(1 << 63):
+            return "INT64_MIN"
+        return str(v) if -(1 << 31) < v < (1 << 31) else f"INT64_C({v})"
+    if dt.kind == "sint":
+        if v == -(1 << (dt.bits - 1)):
+            return f"{pfx}_MIN"
+        return f"(({dt.c_type}){v})"
+    return f"(({dt.c_type}){v}u)" if dt.bits < 64 else f"UINT64_C({v})"
+
+
+# ------------------------------------------------------------------ expressions
+
+def expr(e: K.Expr) -> str:
+    if isinstance(e, K.Const):
+        return c_literal(e.value, e.ty)
+    if isinstance(e, K.Var):
+        return e.name
+    if isinstance(e, K.Load):
+        return f"{e.buf.name}[{expr(e.index)}]"
+    if isinstance(e, K.Binary):
+        return f"{_operand(e.a, e.op, False)} {e.op} {_operand(e.b, e.op, True)}"
+    if isinstance(e, K.Unary):
+        return f"{e.op}{_primary(e.a, allow_cast=True)}"
+    if isinstance(e, K.Cast):
+        return f"({ctype(e.ty)}){_primary(e.a, allow_cast=True)}"
+    if isinstance(e, K.Call):
+        return f"{e.fn}({', '.join(expr(a) for a in e.args)})"
+    if isinstance(e, K.Select):
+        return f"{_primary(e.cond)} ? {_primary(e.a)} : {_primary(e.b)}"
+    if isinstance(e, K.Field):
+        return f"{_primary(e.a)}.{e.name}"
+    if isinstance(e, K.Ptr):
+        return _pointer(e)
+    if isinstance(e, K.LegacyExpr):
+        return e.text
+    if isinstance(e, K.Pool):
+        return "par ? par->fn : 0, par ? par->user : 0"
+    raise TypeError(f"cannot print {e!r}")
+
+
+def _pointer(p: K.Ptr) -> str:
+    if p.var is not None:
+        return f"&{p.var.name}"
+    assert p.buf is not None
+    if p.byte_view:
+        base = f"(unsigned char*){p.buf.name}"
+        at = base if isinstance(p.offset, K.Const) and p.offset.value == 0 else f"({base} + {expr(p.offset)})"
+        return f"({ctype(p.elem)}*)(void*){at}"
+    if isinstance(p.offset, K.Const) and p.offset.value == 0:
+        return p.buf.name
+    return f"{p.buf.name} + {_operand(p.offset, '+', True)}"
+
+
+def _primary(e: K.Expr, allow_cast: bool = False) -> str:
+    text = expr(e)
+    if isinstance(e, K.LegacyExpr):
+        return text if text.isidentifier() else f"({text})"
+    simple = isinstance(e, (K.Var, K.Load, K.Call, K.Field)) or (isinstance(e, K.Const) and not text.startswith("-")
+                                                                 and not text.startswith("(("))
+    if simple or (allow_cast and isinstance(e, K.Cast)) or (isinstance(e, K.Const) and text.startswith("((")):
+        return text
+    return f"({text})"
+
+
+def _operand(e: K.Expr, parent: str, right: bool) -> str:
+    if isinstance(e, K.Binary):
+        p, q = _PREC[e.op], _PREC[parent]
+        both_arith = e.op in _ARITH and parent in _ARITH
+        if both_arith and (p > q or (p == q and not right)):
+            return expr(e)
+        return f"({expr(e)})"
+    if isinstance(e, (K.Select, K.Ptr, K.LegacyExpr)):
+        return f"({expr(e)})"
+    if isinstance(e, K.Const) and expr(e).startswith("-"):
+        return f"({expr(e)})"
+    return expr(e)
+
+
+# ------------------------------------------------------------------ statements
+
+def stmts(body: tuple[K.Stmt, ...], depth: int = 1) -> list[str]:
+    out: list[str] = []
+    for s in body:
+        _stmt(s, depth, out)
+    return out
+
+
+def _decl_type(v: K.Var, value: K.Expr | None) -> str:
+    if v.ty is not None:
+        return ctype(v.ty)
+    if isinstance(value, K.Ptr):
+        if value.byte_view:
+            return f"{ctype(value.elem)}*"
+        return f"{ctype(value.buf.dtype)}*" if value.buf is not None else "void*"
+    return "void*"
+
+
+def _stmt(s: K.Stmt, depth: int, out: list[str]) -> None:
+    pad = "    " * depth
+    if isinstance(s, K.Let):
+        t = _decl_type(s.var, s.value)
+        out.append(f"{pad}{t} const {s.var.name} = {expr(s.value)};" if t.endswith("*")
+                   else f"{pad}const {t} {s.var.name} = {expr(s.value)};")
+    elif isinstance(s, K.Decl):
+        init = f" = {expr(s.init)}" if s.init is not None else ""
+        out.append(f"{pad}{_decl_type(s.var, s.init)} {s.var.name}{init};")
+    elif isinstance(s, K.Assign):
+        out.append(f"{pad}{s.var.name} = {expr(s.value)};")
+    elif isinstance(s, K.Store):
+        out.append(f"{pad}{s.buf.name}[{expr(s.index)}] = {expr(s.value)};")
+    elif isinstance(s, K.ArrayDecl):
+        out.append(f"{pad}{ctype(s.buf.dtype)} {s.buf.name}[{s.buf.size}];")
+        if s.init is not None:
+            out.append(f"{pad}for (int l = 0; l < {s.buf.size}; ++l) {s.buf.name}[l] = {expr(s.init)};")
+    elif isinstance(s, K.Loop):
+        v = s.var.name
+        step = f"++{v}" if s.step == 1 else f"{v} += {s.step}"
+        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {step}) {{")
+        out.extend(stmts(s.body, depth + 1))
+        out.append(pad + "}")
+    elif isinstance(s, K.Repeat):
+        out.append(pad + "for (;;) {")
+        out.extend(stmts(s.body, depth + 1))
+        out.append(pad + "}")
+    elif isinstance(s, K.Break):
+        out.append(pad + "break;")
+    elif isinstance(s, K.If):
+        _if(s, depth, out, pad + "if")
+    elif isinstance(s, K.CallStmt):
+        out.append(f"{pad}{s.fn}({', '.join(expr(a) for a in s.args)});")
+    elif isinstance(s, K.Exec):
+        _exec(s, pad, out)
+    elif isinstance(s, K.Comment):
+        out.append(f"{pad}/* {s.text} */")
+    elif isinstance(s, K.LegacyC):
+        out.extend(pad + line if line else line for line in s.lines)
+    elif isinstance(s, K.LegacyBlock):
+        out.append(f"{pad}{s.header} {{" if s.header else pad + "{")
+        out.extend(stmts(s.body, depth + 1))
+        out.append(pad + "}")
+    else:
+        raise TypeError(f"cannot print {s!r}")
+
+
+def _if(s: K.If, depth: int, out: list[str], head: str) -> None:
+    pad = "    " * depth
+    out.append(f"{head} ({expr(s.cond)}) {{")
+    out.extend(stmts(s.then, depth + 1))
+    if len(s.orelse) == 1 and isinstance(s.orelse[0], K.If):
+        _if(s.orelse[0], depth, out, pad + "} else if")
+        return
+    if s.orelse:
+        out.append(pad + "} else {")
+        out.extend(stmts(s.orelse, depth + 1))
+    out.append(pad + "}")
+
+
+def _exec(s: K.Exec, pad: str, out: list[str]) -> None:
+    def array(name: str, items: tuple[K.Expr, ...]) -> str:
+        return f"void* const {name}[] = {{{', '.join('(void*)' + expr(a) for a in items) or '0'}}};"
+    arena = expr(s.arena) if s.arena is not None else "0"
+    out += [pad + "{", pad + "    " + array("args", s.args), pad + "    " + array("results", s.results),
+            f"{pad}    {s.program}_execute(args, results, {arena}, 0);", pad + "}"]
+
+
+def function(f: K.Function) -> str:
+    """A scalar helper: one result is returned, several are written through `out<k>`."""
+    args = [f"{ctype(p.ty)} {p.name}" for p in f.params]
+    body = stmts(f.body)
+    if len(f.results) == 1:
+        ret = ctype(f.results[0].ty)
+        tail = [f"    return {expr(f.results[0])};"]
+    else:
+        ret = "void"
+        args += [f"{ctype(r.ty)}* out{k}" for k, r in enumerate(f.results)]
+        tail = [f"    *out{k} = {expr(r)};" for k, r in enumerate(f.results)]
+    used = set()
+    for s in K.walk(f.body):
+        for e in K.stmt_exprs(s):
+            K.free_vars(e, used)
+    for r in f.results:
+        K.free_vars(r, used)
+    unused = [f"    (void){p.name};" for p in f.params if p.name not in used]
+    head = f"static inline {ret} {f.name}({', '.join(args) or 'void'})"
+    comment = f"/* {f.comment} */\n" if f.comment else ""
+    return comment + head + " {\n" + "\n".join(unused + body + tail) + "\n}\n"

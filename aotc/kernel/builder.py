@@ -1,0 +1,280 @@
+"""The kernel builder: op rules compose kernel IR through it.
+
+An op rule's `elemental(kb, instr, index)` returns the IR expression of one
+output element; it asks `kb.operand(...)` for its operands' elements, which
+either loads from a materialized buffer or inlines a fused producer. Each fused
+value is bound to a named local (`v_add_5`) once per element. Statements are
+appended to the innermost open block (loop or branch). The builder knows how
+values are stored (halves as bits) but no op's semantics.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..hlo.dtypes import DTYPES, DType
+from ..hlo.ir import Instruction
+from ..hlo.shape import row_major_strides
+from . import ir as K
+
+F32 = DTYPES["f32"]
+
+
+def c_ident(name: str) -> str:
+    """An identifier fragment from an HLO name: `add.5` -> `add_5`."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def compute_type(dt: DType) -> DType:
+    """The type a value of `dt` is computed in (halves and f8 compute in f32)."""
+    if dt.name in ("bf16", "f16") or dt.name.startswith("f8"):
+        return F32
+    return dt
+
+
+def load_value(dt: DType, stored: K.Expr) -> K.Expr:
+    """A stored element (`p[i]`) in its compute type."""
+    if dt.name == "bf16":
+        return K.Call("aotc_bf16_to_f32", (stored,), F32)
+    if dt.name == "f16":
+        return K.Call("aotc_f16_to_f32", (stored,), F32)
+    return stored
+
+
+def store_value(dt: DType, value: K.Expr) -> K.Expr:
+    """A computed value in its storage type."""
+    if dt.name == "bf16":
+        return K.Call("aotc_f32_to_bf16", (value,), dt)
+    if dt.name == "f16":
+        return K.Call("aotc_f32_to_f16", (value,), dt)
+    return value
+
+
+class Index:
+    """A multi-dimensional element index over `dims`, known per dimension, as a row-major
+    linear index, or both; the missing form is derived on demand."""
+
+    __slots__ = ("dims", "exprs", "linear", "_key")
+
+    def __init__(self, dims, exprs=None, linear=None):
+        self.dims = tuple(dims)
+        self.exprs = None if exprs is None else tuple(K.lift(e) for e in exprs)
+        self.linear = K.lift(linear) if linear is not None else (None if self.dims else K.Const(0))
+        assert self.exprs is not None or self.linear is not None or not self.dims
+        if not self.dims:
+            self.exprs = ()
+        # fixed at creation, so deriving the other form later keeps cached values valid
+        self._key = ("E", self.exprs) if self.exprs is not None else ("L", self.linear)
+
+    def key(self):
+        return self._key
+
+
+_ATOMIC = (K.Var, K.Const)
+
+
+class KernelBuilder:
+    """Accumulates the IR statements of one kernel body."""
+
+    def __init__(self, fused: set[str], producers: dict[str, Instruction], buffers: dict[str, K.Buf],
+                 rules: Callable[[str], object], constants: dict[str, K.Expr]):
+        self.fused = fused  # names of instructions computed inline in this kernel
+        self.producers = producers  # name -> instruction (whole computation)
+        self.buffers = buffers  # name -> materialized buffer
+        self._rules = rules
+        self.scalar_consts = constants  # name -> literal of an inlined scalar constant
+        self._blocks: list[list[K.Stmt]] = [[]]
+        self._open: list[tuple] = []  # per open block: (kind, data)
+        self._scopes: list[dict] = [{}]
+        self._used: set[str] = set()
+        # set by the kernel assembler
+        self.scalar_function: Callable[[str], str] | None = None  # computation -> function name
+        self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
+        self.scalar_computation: Callable[[str], object] | None = None  # name -> Computation
+        self.scratch: K.Buf | None = None
+        self.scratch_bytes = 0
+        self.uses_pool = False
+
+    # ---- resources
+    def pool(self) -> K.Expr:
+        self.uses_pool = True
+        return K.Pool()
+
+    def need_scratch(self, nbytes: int) -> K.Buf:
+        """Reserve `nbytes` of 64-byte-aligned arena scratch for this kernel; its buffer."""
+        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        return self.scratch
+
+    def leaves(self, name: str) -> list[K.Buf]:
+        """Buffers of every array leaf of a (possibly tuple-valued) operand, in order."""
+        ins = self.producers[name]
+        if ins.opcode == "tuple":
+            return [b for o in ins.operands for b in self.leaves(o)]
+        if f"{name}#0" in self.buffers:
+            k, out = 0, []
+            while f"{name}#{k}" in self.buffers:
+                out.append(self.buffers[f"{name}#{k}"])
+                k += 1
+            return out
+        return [self.buffers[name]]
+
+    # ---- statements
+    def emit(self, s: K.Stmt) -> None:
+        self._blocks[-1].append(s)
+
+    def fresh(self, base: str) -> str:
+        base = c_ident(base)
+        name, n = base, 1
+        while name in self._used:
+            name, n = f"{base}_{n}", n + 1
+        self._used.add(name)
+        return name
+
+    def let(self, value, base: str = "t", legacy_value=None) -> K.Expr:
+        """`value` bound to a new local (atomic values are returned as they are)."""
+        if isinstance(value, str):  # transitional: let(ctype, c_text, base)
+            text = str(base)
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9][0-9a-fA-Fx.p+\-]*[fuUL]*", text):
+                return text
+            name = self.fresh(legacy_value or "t")
+            self.line(f"const {value} {name} = {text};")
+            return name
+        if isinstance(value, _ATOMIC):
+            return value
+        v = K.Var(self.fresh(base), value.ty)
+        self.emit(K.Let(v, value))
+        return v
+
+    def local(self, ty: DType, init: K.Expr | None, base: str) -> K.Var:
+        """A mutable local (accumulator)."""
+        v = K.Var(self.fresh(base), ty)
+        self.emit(K.Decl(v, init))
+        return v
+
+    def assign(self, var: K.Var, value: K.Expr) -> None:
+        self.emit(K.Assign(var, value))
+
+    def store(self, buf: K.Buf, index: K.Expr, value: K.Expr) -> None:
+        self.emit(K.Store(buf, K.lift(index), value))
+
+    def _push(self, kind: str, data) -> None:
+        self._blocks.append([])
+        self._open.append((kind, data))
+        self._scopes.append({})
+
+    def loop(self, var: str, n, marks=(), start=0, step: int = 1) -> K.Var:
+        """Open `for (var = start; var < n; var += step)`; closed by `close()`."""
+        self._used.add(var)
+        v = K.Var(var)
+        self._push("loop", (v, K.lift(start), K.lift(n), step, frozenset(marks)))
+        return v
+
+    def repeat(self) -> None:
+        self._push("repeat", None)
+
+    def if_(self, cond: K.Expr) -> None:
+        self._push("if", [cond, None])
+
+    def else_(self) -> None:
+        kind, data = self._open[-1]
+        assert kind == "if" and data[1] is None
+        data[1] = tuple(self._blocks.pop())
+        self._blocks.append([])
+        self._scopes[-1] = {}
+
+    def close(self) -> None:
+        kind, data = self._open.pop()
+        body = tuple(self._blocks.pop())
+        self._scopes.pop()
+        if kind == "loop":
+            v, start, stop, step, marks = data
+            self.emit(K.Loop(v, start, stop, body, step, marks))
+        elif kind == "repeat":
+            self.emit(K.Repeat(body))
+        elif kind == "if":
+            cond, then = data
+            self.emit(K.If(cond, then, body) if then is not None else K.If(cond, body))
+        else:  # legacy block
+            self.emit(K.LegacyBlock(data, body))
+
+    def body(self) -> tuple[K.Stmt, ...]:
+        assert not self._open, f"unclosed blocks: {[k for k, _ in self._open]}"
+        return tuple(self._blocks[0])
+
+    # ---- transitional: op families that still write C text
+    def line(self, text: str) -> None:
+        self.emit(K.LegacyC((text,)))
+
+    def open(self, header: str) -> None:
+        self._push("legacy", header)
+
+    # ---- indices
+    def exprs(self, idx: Index) -> tuple[K.Expr, ...]:
+        if idx.exprs is None:
+            lin = idx.linear
+            if not isinstance(lin, _ATOMIC):
+                lin = self.let(lin, "l")
+            out = []
+            for d, (n, s) in enumerate(zip(idx.dims, row_major_strides(idx.dims))):
+                if n == 1:
+                    out.append(K.Const(0))
+                    continue
+                e = lin // s if s != 1 else lin
+                out.append(e % n if d > 0 else e)
+            idx.exprs = tuple(out)
+        return idx.exprs
+
+    def linear(self, idx: Index) -> K.Expr:
+        if idx.linear is None:
+            total: K.Expr = K.Const(0)
+            for e, s, n in zip(idx.exprs, row_major_strides(idx.dims), idx.dims):
+                if n != 1:
+                    total = total + e * s
+            idx.linear = total
+        return idx.linear
+
+    # ---- values
+    def operand(self, instr: Instruction, i: int, idx: Index) -> K.Expr:
+        return self.value(self.producers[instr.operands[i]], idx)
+
+    def value(self, instr: Instruction, idx: Index) -> K.Expr:
+        """The IR expression (usually a local) of `instr`'s element at `idx`."""
+        if instr.name in self.scalar_consts:
+            return self.scalar_consts[instr.name]
+        key = (instr.name, idx.key())
+        for scope in reversed(self._scopes):
+            if key in scope:
+                return scope[key]
+        if instr.name in self.fused:
+            rule = self._rules(instr.opcode)
+            e = rule.elemental(self, instr, idx)
+            if isinstance(e, str):  # transitional: an op family still writing C text
+                e = K.LegacyExpr(e, compute_type(instr.array_shape.dtype))
+            val = self.let(e, "v_" + instr.name)
+        else:
+            buf = self.buffers[instr.name]
+            val = self.let(load_value(buf.dtype, K.Load(buf, self.linear(idx))), "x_" + instr.name)
+        self._scopes[-1][key] = val
+        return val
+
+    def branch_value(self, ty: DType, arms: list[tuple[K.Expr | None, Callable[[], K.Expr]]], base: str) -> K.Var:
+        """`if (c1) v = a1(); else if (c2) ... else v = an();` -- arms evaluated only when taken,
+        so an operand is never read at an index outside its bounds."""
+        v = self.local(ty, None, base)
+
+        def chain(k: int) -> tuple[K.Stmt, ...]:
+            cond, make = arms[k]
+            self._push("arm", None)
+            self.assign(v, K.lift(make()))
+            self._open.pop()
+            self._scopes.pop()
+            taken = tuple(self._blocks.pop())
+            if cond is None:
+                return taken
+            rest = chain(k + 1) if k + 1 < len(arms) else ()
+            return (K.If(K.lift(cond), taken, rest),)
+
+        for s in chain(0):
+            self.emit(s)
+        return v

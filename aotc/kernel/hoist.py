@@ -1,0 +1,149 @@
+"""Loop-invariant hoisting, decided on the IR: what a loop computes the same way on every
+trip is computed once, before the loop.
+
+A top-level statement of a loop body moves out when nothing it reads changes inside
+the loop (no loop variable, no local defined or written by a statement that stays, no
+buffer the loop stores to, no memory an opaque call may write) and it writes only
+locals declared at the top of the same body. So values move, and so do whole folds:
+a row reduction's accumulator, lanes and loops. The loop must run at least once, so
+a moved load reads an address the loop would have read anyway.
+"""
+from __future__ import annotations
+
+from . import ir as K
+
+_MEMORY = "<memory>"  # what an opaque statement may write
+
+
+def hoist_invariants(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
+    return _block(body)
+
+
+def _block(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
+    out: list[K.Stmt] = []
+    changed = False
+    for s in body:
+        if isinstance(s, K.Loop):
+            inner, c = _block(s.body)
+            moved, kept = _split(K.Loop(s.var, s.start, s.stop, inner, s.step, s.marks))
+            out.extend(moved)
+            out.append(kept)
+            changed |= c or bool(moved)
+        elif isinstance(s, K.If):
+            t, c1 = _block(s.then)
+            e, c2 = _block(s.orelse)
+            out.append(K.If(s.cond, t, e))
+            changed |= c1 or c2
+        elif isinstance(s, K.Repeat):
+            b, c = _block(s.body)
+            out.append(K.Repeat(b))
+            changed |= c
+        else:
+            out.append(s)
+    return tuple(out), changed
+
+
+def _split(loop: K.Loop) -> tuple[list[K.Stmt], K.Loop]:
+    """The loop's invariant top-level statements, and the loop without them."""
+    body = loop.body
+    if loop.trip <= 0 or not body:
+        return [], loop
+    facts = [(_reads(s), _writes(s), _defines(s)) for s in body]
+    local = {d for _, _, ds in facts for d in ds if not isinstance(_first(body, d), K.Let)}
+    moved = [not (w - local) and not _legacy(s) for s, (_, w, _) in zip(body, facts)]
+    while True:
+        stay = [i for i, m in enumerate(moved) if not m]
+        variant = {loop.var.name}
+        for i in stay:
+            variant |= facts[i][1] | facts[i][2]
+        stored = {n for _, w, _ in facts for n in w if n not in local}
+        again = False
+        for i, (r, w, d) in enumerate(facts):
+            if not moved[i]:
+                continue
+            early_readers = set().union(*(facts[j][0] for j in stay if j < i))
+            loads_global = {n for n in r if n not in local and _is_buffer(body[i], n)}
+            bad = (r & variant or w & variant or d & variant or w & early_readers
+                   or (loads_global and (_MEMORY in stored or loads_global & stored)))
+            if bad:
+                moved[i] = False
+                again = True
+        if not again:
+            break
+    if not any(moved):
+        return [], loop
+    out = [s for s, m in zip(body, moved) if m]
+    kept = tuple(s for s, m in zip(body, moved) if not m)
+    return out, K.Loop(loop.var, loop.start, loop.stop, kept, loop.step, loop.marks)
+
+
+def _first(body, name: str) -> K.Stmt | None:
+    for s in body:
+        if name in _defines(s):
+            return s
+    return None
+
+
+def _defines(s: K.Stmt) -> set[str]:
+    if isinstance(s, (K.Let, K.Decl)):
+        return {s.var.name}
+    if isinstance(s, K.ArrayDecl):
+        return {s.buf.name}
+    return set()
+
+
+def _bound_inside(s: K.Stmt) -> set[str]:
+    """Names bound within a compound statement (its loops' variables and inner locals)."""
+    out: set[str] = set()
+    for x in K.walk((s,)):
+        if x is s:
+            continue
+        out |= _defines(x)
+        if isinstance(x, K.Loop):
+            out.add(x.var.name)
+    if isinstance(s, K.Loop):
+        out.add(s.var.name)
+    return out
+
+
+def _writes(s: K.Stmt) -> set[str]:
+    """Locals and buffers a statement changes, besides what it binds itself."""
+    out: set[str] = set()
+    for x in K.walk((s,)):
+        if isinstance(x, K.Assign):
+            out.add(x.var.name)
+        elif isinstance(x, K.Store):
+            out.add(x.buf.name)
+        elif isinstance(x, (K.CallStmt, K.Exec, K.LegacyC, K.LegacyBlock)):
+            out.add(_MEMORY)
+            for e in K.stmt_exprs(x):  # locals passed by address are written
+                out.update(p.var.name for p in _all(e) if isinstance(p, K.Ptr) and p.var is not None)
+    return out - _bound_inside(s)
+
+
+def _all(e: K.Expr):
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(K.children(x))
+
+
+def _reads(s: K.Stmt) -> set[str]:
+    """Variables and buffers a statement reads, besides what it binds itself."""
+    out: set[str] = set()
+    for x in K.walk((s,)):
+        for e in K.stmt_exprs(x):
+            K.free_vars(e, out)
+            out.update(ld.buf.name for ld in K.loads(e))
+    return out - _bound_inside(s)
+
+
+def _is_buffer(s: K.Stmt, name: str) -> bool:
+    return any(ld.buf.name == name for x in K.walk((s,)) for e in K.stmt_exprs(x) for ld in K.loads(e))
+
+
+def _legacy(s: K.Stmt) -> bool:
+    def has(e: K.Expr) -> bool:
+        return isinstance(e, K.LegacyExpr) or any(has(c) for c in K.children(e))
+    return any(has(e) for x in K.walk((s,)) for e in K.stmt_exprs(x))

@@ -1,0 +1,538 @@
+"""The kernel IR: what a kernel computes, as plain data, before any C is written.
+
+Expressions are typed scalar trees (constants, variables, loads from named
+buffers, operators whose semantics C implements exactly, calls to the runtime's
+helpers); statements are loop nests with marks, local values, accumulators,
+stores and calls to runtime micro-kernels. Ops build it, `aotc.kernel` passes
+rewrite it, and `aotc.emit_c` is the only place that prints it. This module
+knows no HLO op and writes no C.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from ..hlo.dtypes import DTYPES, DType
+
+INDEX = DTYPES["s64"]  # the type of loop variables and element indices
+BOOL = DTYPES["pred"]
+
+# binary operators whose C meaning is the IR meaning for the operand types they get:
+# integer index arithmetic, IEEE float + - * /, bitwise and comparisons
+BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>",
+                        "<", "<=", ">", ">=", "==", "!=", "&&", "||"})
+UNARY_OPS = frozenset({"-", "!", "~"})
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"})
+
+# loop marks
+PARALLEL = "parallel"  # threads may split this loop's range (it runs [lo, hi) of the trip count)
+VECTOR = "vector"  # iterations are independent: the body may run in SIMD lanes
+REDUCTION = "reduction"  # iterations fold into an accumulator
+UNROLL = "unroll"
+
+
+@dataclass(frozen=True, slots=True)
+class Buf:
+    """A named array a kernel reads or writes: an arena slot, argument, constant, a local
+    array or a typed view into scratch."""
+
+    name: str
+    dtype: DType
+    size: int = 0  # elements, when known (locals, scratch views)
+    dims: tuple[int, ...] = ()  # the array's dimensions, when it holds one
+
+    def __str__(self) -> str:  # transitional: op families still writing C text
+        return self.name
+
+    @property
+    def cname(self) -> str:  # transitional spelling for op families still writing C text
+        return self.name
+
+    @property
+    def shape(self):  # transitional
+        from ..hlo.shape import ArrayShape
+        return ArrayShape(self.dtype, self.dims)
+
+
+class Expr:
+    """Base of typed scalar expressions (and pointers, `ty is None`)."""
+
+    __slots__ = ()
+    ty: DType | None
+
+    # index arithmetic reads naturally: i * 3 + j
+    def __add__(self, o) -> "Expr":
+        return binary("+", self, lift(o))
+
+    def __radd__(self, o) -> "Expr":
+        return binary("+", lift(o), self)
+
+    def __sub__(self, o) -> "Expr":
+        return binary("-", self, lift(o))
+
+    def __rsub__(self, o) -> "Expr":
+        return binary("-", lift(o), self)
+
+    def __mul__(self, o) -> "Expr":
+        return binary("*", self, lift(o))
+
+    def __rmul__(self, o) -> "Expr":
+        return binary("*", lift(o), self)
+
+    def __floordiv__(self, o) -> "Expr":  # C division: indices are never negative here
+        return binary("/", self, lift(o))
+
+    def __mod__(self, o) -> "Expr":
+        return binary("%", self, lift(o))
+
+    def __str__(self) -> str:  # transitional: op families still writing C text embed expressions
+        from ..emit_c.kernel_c import expr
+        return expr(self)
+
+    def lt(self, o) -> "Expr":
+        return Binary("<", self, lift(o), BOOL)
+
+    def le(self, o) -> "Expr":
+        return Binary("<=", self, lift(o), BOOL)
+
+    def gt(self, o) -> "Expr":
+        return Binary(">", self, lift(o), BOOL)
+
+    def ge(self, o) -> "Expr":
+        return Binary(">=", self, lift(o), BOOL)
+
+    def eq(self, o) -> "Expr":
+        return Binary("==", self, lift(o), BOOL)
+
+    def ne(self, o) -> "Expr":
+        return Binary("!=", self, lift(o), BOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: Union[int, float, complex, bool]
+    ty: DType = INDEX
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    name: str
+    ty: DType | None = INDEX  # None: a pointer (see Ptr)
+
+
+@dataclass(frozen=True, slots=True)
+class Load(Expr):
+    """`buf[index]` as stored (bf16/f16/f8 arrive as their bits)."""
+
+    buf: Buf
+    index: Expr
+
+    @property
+    def ty(self) -> DType:  # type: ignore[override]
+        return self.buf.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Expr):
+    op: str
+    a: Expr
+    ty: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Expr):
+    op: str
+    a: Expr
+    b: Expr
+    ty: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """A pure runtime helper (`aotc_exp_f32`, `aotc_add_s32`, a reducer function)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    ty: DType | None
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    """A value conversion with C's meaning (used only where it equals the IR's: widening,
+    integer truncation, bool to integer); XLA's converts call helpers."""
+
+    a: Expr
+    ty: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Expr):
+    cond: Expr
+    a: Expr
+    b: Expr
+    ty: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Field(Expr):
+    """A component of a complex value: `re` or `im`."""
+
+    a: Expr
+    name: str
+    ty: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Ptr(Expr):
+    """A pointer: `&buf[offset]`, or `&var` for an accumulator (`var` set), or
+    `offset` bytes into `buf` viewed as `elem` (byte_view)."""
+
+    buf: Buf | None = None
+    offset: Expr = Const(0)
+    var: Var | None = None
+    elem: DType | None = None
+    byte_view: bool = False
+    ty: None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pool(Expr):
+    """The thread pool a micro-kernel may split its work over (absent: serial)."""
+
+    ty: None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyExpr(Expr):
+    """C text of an expression from an op family not yet moved onto the IR. Transitional."""
+
+    text: str
+    ty: DType | None = INDEX
+
+
+def lift(x) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, str):
+        return Var(x, None) if x.isidentifier() else LegacyExpr(x, None)
+    if isinstance(x, bool):
+        return Const(int(x), INDEX)
+    if isinstance(x, int):
+        return Const(x, INDEX)
+    raise TypeError(f"not an index expression: {x!r}")
+
+
+def binary(op: str, a: Expr, b: Expr) -> Expr:
+    """`a op b` in the type of `a`, folding constant index arithmetic and identities."""
+    if isinstance(a, Const) and isinstance(b, Const) and a.ty.kind in ("sint", "uint") and a.ty == b.ty:
+        v = _fold(op, a.value, b.value)
+        if v is not None:
+            return Const(v, a.ty)
+    if op in ("+", "-") and isinstance(b, Const) and b.value == 0 and a.ty == INDEX:
+        return a
+    if op == "+" and isinstance(a, Const) and a.value == 0 and b.ty == INDEX:
+        return b
+    if op in ("*", "/") and isinstance(b, Const) and b.value == 1 and a.ty == INDEX:
+        return a
+    if op == "*" and isinstance(a, Const) and a.value == 1 and b.ty == INDEX:
+        return b
+    if op == "*" and a.ty == INDEX and ((isinstance(b, Const) and b.value == 0) or (isinstance(a, Const) and a.value == 0)):
+        return Const(0)
+    return Binary(op, a, b, a.ty)
+
+
+def _fold(op: str, x: int, y: int) -> int | None:
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if op == "/" and y > 0 and x >= 0:
+        return x // y
+    if op == "%" and y > 0 and x >= 0:
+        return x % y
+    return None
+
+
+# ------------------------------------------------------------------ statements
+
+class Stmt:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Stmt):
+    """`const T var = value;` -- a value computed once."""
+
+    var: Var
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Decl(Stmt):
+    """A mutable local (an accumulator); `init` None leaves it to be assigned."""
+
+    var: Var
+    init: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Stmt):
+    var: Var
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Store(Stmt):
+    buf: Buf
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayDecl(Stmt):
+    """A local array of `buf.size` elements, every one set to `init` when given."""
+
+    buf: Buf
+    init: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Loop(Stmt):
+    """`for (var = start; var < stop; var += step) body`. `trip` is the static trip count
+    when known (-1 otherwise)."""
+
+    var: Var
+    start: Expr
+    stop: Expr
+    body: tuple[Stmt, ...]
+    step: int = 1
+    marks: frozenset[str] = frozenset()
+
+    @property
+    def trip(self) -> int:
+        if isinstance(self.start, Const) and isinstance(self.stop, Const):
+            n = self.stop.value - self.start.value
+            return max(0, -(-n // self.step))
+        return -1
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat(Stmt):
+    """`for (;;) body` -- left by `Break`."""
+
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallStmt(Stmt):
+    """A runtime micro-kernel call for its effect (GEMM, sort, a reducer with outputs)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Exec(Stmt):
+    """Run a lowered sub-program (a while body, a branch) on pointer arguments."""
+
+    program: str
+    args: tuple[Expr, ...]
+    results: tuple[Expr, ...]
+    arena: Expr | None
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Stmt):
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyC(Stmt):
+    """C lines of an op family not yet moved onto the IR (printed as they are). Transitional:
+    passes treat them as opaque barriers."""
+
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyBlock(Stmt):
+    """`header { body }` written by an op family not yet moved onto the IR. Transitional."""
+
+    header: str
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A kernel parameter: a buffer pointer, read-only or written; scratch is untyped bytes."""
+
+    buf: Buf
+    written: bool
+    scratch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A scalar helper (reducer, comparator): typed parameters, a body, returned values.
+    One value is returned; several are written through pointer parameters."""
+
+    name: str
+    params: tuple[Var, ...]
+    body: tuple[Stmt, ...]
+    results: tuple[Expr, ...]
+    comment: str = ""
+
+
+# ------------------------------------------------------------------ traversal
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Load):
+        return (e.index,)
+    if isinstance(e, Unary):
+        return (e.a,)
+    if isinstance(e, Binary):
+        return (e.a, e.b)
+    if isinstance(e, Call):
+        return e.args
+    if isinstance(e, (Cast, Field)):
+        return (e.a,)
+    if isinstance(e, Select):
+        return (e.cond, e.a, e.b)
+    if isinstance(e, Ptr):
+        return (e.offset,) + ((e.var,) if e.var is not None else ())
+    return ()
+
+
+def free_vars(e: Expr, out: set[str] | None = None) -> set[str]:
+    out = set() if out is None else out
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var):
+            out.add(x.name)
+        stack.extend(children(x))
+    return out
+
+
+def loads(e: Expr) -> Iterator[Load]:
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Load):
+            yield x
+        stack.extend(children(x))
+
+
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    """The expressions a statement evaluates itself (not those of nested statements)."""
+    if isinstance(s, (Let, Assign)):
+        return (s.value,)
+    if isinstance(s, Decl):
+        return (s.init,) if s.init is not None else ()
+    if isinstance(s, ArrayDecl):
+        return (s.init,) if s.init is not None else ()
+    if isinstance(s, Store):
+        return (s.index, s.value)
+    if isinstance(s, Loop):
+        return (s.start, s.stop)
+    if isinstance(s, If):
+        return (s.cond,)
+    if isinstance(s, CallStmt):
+        return s.args
+    if isinstance(s, Exec):
+        return s.args + s.results + ((s.arena,) if s.arena is not None else ())
+    return ()
+
+
+def nested(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    if isinstance(s, (Loop, Repeat, LegacyBlock)):
+        return (s.body,)
+    if isinstance(s, If):
+        return (s.then, s.orelse)
+    return ()
+
+
+def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    for s in body:
+        yield s
+        for b in nested(s):
+            yield from walk(b)
+
+
+def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
+    """`body` with `fn` applied to every expression a statement holds (recursively into
+    nested statements); `fn` maps one whole expression tree."""
+    out = []
+    for s in body:
+        if isinstance(s, Let):
+            s = Let(s.var, fn(s.value))
+        elif isinstance(s, Assign):
+            s = Assign(s.var, fn(s.value))
+        elif isinstance(s, Decl) and s.init is not None:
+            s = Decl(s.var, fn(s.init))
+        elif isinstance(s, ArrayDecl) and s.init is not None:
+            s = ArrayDecl(s.buf, fn(s.init))
+        elif isinstance(s, Store):
+            s = Store(s.buf, fn(s.index), fn(s.value))
+        elif isinstance(s, Loop):
+            s = Loop(s.var, fn(s.start), fn(s.stop), map_exprs(s.body, fn), s.step, s.marks)
+        elif isinstance(s, Repeat):
+            s = Repeat(map_exprs(s.body, fn))
+        elif isinstance(s, LegacyBlock):
+            s = LegacyBlock(s.header, map_exprs(s.body, fn))
+        elif isinstance(s, If):
+            s = If(fn(s.cond), map_exprs(s.then, fn), map_exprs(s.orelse, fn))
+        elif isinstance(s, CallStmt):
+            s = CallStmt(s.fn, tuple(fn(a) for a in s.args))
+        elif isinstance(s, Exec):
+            s = Exec(s.program, tuple(fn(a) for a in s.args), tuple(fn(a) for a in s.results),
+                     fn(s.arena) if s.arena is not None else None)
+        out.append(s)
+    return tuple(out)
+
+
+def rebuild(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+    """`e` with its children replaced (in `children` order)."""
+    if isinstance(e, Load):
+        return Load(e.buf, kids[0])
+    if isinstance(e, Unary):
+        return Unary(e.op, kids[0], e.ty)
+    if isinstance(e, Binary):
+        return Binary(e.op, kids[0], kids[1], e.ty)
+    if isinstance(e, Call):
+        return Call(e.fn, kids, e.ty)
+    if isinstance(e, Cast):
+        return Cast(kids[0], e.ty)
+    if isinstance(e, Field):
+        return Field(kids[0], e.name, e.ty)
+    if isinstance(e, Select):
+        return Select(kids[0], kids[1], kids[2], e.ty)
+    if isinstance(e, Ptr):
+        return Ptr(e.buf, kids[0], kids[1] if e.var is not None else None, e.elem, e.byte_view)
+    return e
+
+
+@dataclass(frozen=True, slots=True)
+class KernelIR:
+    """One kernel as data: its parameters and body. `pool` says the body takes the thread
+    pool (it calls a micro-kernel that splits work itself)."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    pool: bool = False
+    notes: tuple[str, ...] = field(default=())

@@ -1,0 +1,27 @@
+"""The kernel pass list: every kernel body goes through these, in order.
+
+Each pass takes a body and returns (body, changed); `--dump-after` style tests
+check them one by one (tests/kernel).
+"""
+from __future__ import annotations
+
+from . import ir as K
+from .hoist import hoist_invariants
+from .parallel import collapse_outer, split_range, worth_threads
+from .simplify import simplify_indices
+
+KERNEL_PASSES = (
+    ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)
+    ("simplify", simplify_indices),     # affine index arithmetic in simplest form
+    ("hoist", hoist_invariants),        # loop-invariant values and folds computed once, before their loop
+)
+
+
+def run_kernel_passes(body: tuple[K.Stmt, ...], threaded_ok: bool = True) -> tuple[tuple[K.Stmt, ...], int]:
+    """The optimized body and the trip count of the loop threads may split (0: none)."""
+    threaded = threaded_ok and worth_threads(body)
+    for name, p in KERNEL_PASSES:
+        if name == "collapse" and not threaded:
+            continue  # a serial kernel keeps its nest as written
+        body, _ = p(body)
+    return split_range(body, threaded)
