@@ -16,6 +16,7 @@ from .elemental import Buffer, c_ident, c_literal
 from .fusion import FusionPlan
 from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
+from .names import NameSupply
 from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
 
@@ -42,16 +43,12 @@ def storage_array(values: np.ndarray, dt) -> np.ndarray:
 
 
 class _Slots:
-    def __init__(self) -> None:
+    def __init__(self, names: NameSupply) -> None:
         self.info: dict[str, dict] = {}
-        self.cnames: set[str] = set()
+        self.names = names  # the program's local scope
 
     def add(self, key: str, shape: ArrayShape, place: str, cname: str | None = None, **kw) -> str:
-        base = cname or "s_" + c_ident(key.replace("#", "_o"))
-        cname, n = base, 1
-        while cname in self.cnames:
-            cname, n = f"{base}_{n}", n + 1
-        self.cnames.add(cname)
+        cname = self.names.slot(key, cname)
         self.info[key] = dict(cname=cname, shape=shape, place=place, **kw)
         return cname
 
@@ -61,11 +58,12 @@ class _Slots:
 
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
-                  name: str, source: str, target: str, source_text: str | None = None) -> Program:
+                  name: str, source: str, target: str, source_text: str | None = None,
+                  names: NameSupply) -> Program:
     roles = fplan.roles
-    slots = _Slots()
-    fns = ScalarFunctions(m)
-    subs = SubPrograms(m, name, target, source, source_text)
+    slots = _Slots(names.local())
+    fns = ScalarFunctions(m, names)
+    subs = SubPrograms(m, name, target, source, source_text, names)
     scalars: dict[str, str] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
@@ -80,7 +78,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             v = ins.literal.values
             scalars[ins.name] = c_literal(np.asarray(v).reshape(()).item() if v is not None else 0, ins.shape.dtype)
         elif role == "const":
-            cname = "c_" + c_ident(ins.name)
+            cname = names.constant(name, ins.name)
             consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims,
                                      storage_array(ins.literal.values, ins.shape.dtype)))
             slots.add(ins.name, ins.array_shape, "const", const=cname)
@@ -136,7 +134,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if r is not None and r.scratch_bytes is not None:
             nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
         skey = f"{kname}#scratch"
-        scratch = "s_" + c_ident(kname) + "_scratch"
+        scratch = slots.names.slot(skey, "s_" + c_ident(kname) + "_scratch")  # named before the body uses it
         outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
                      if isinstance(ins.shape, TupleShape) else [kname])
         reads = _kernel_reads(comp, ins, roles)
@@ -165,7 +163,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
         work = sum(s.size for s in output_shapes(ins))
-        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), tuple(body), outer,
+        kernels.append(Kernel(names.kernel(name, kname), prov, tuple(params), tuple(body), outer,
                               outer >= 2 and work >= PARALLEL_MIN_ELEMENTS, takes_pool))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
@@ -181,7 +179,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         res_slots.append(dst)
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
-        kernels.append(Kernel(f"k_result_{j}", (n,), ((slots.info[k]["cname"], False), (dst, True)),
+        kernels.append(Kernel(names.kernel(name, rkey), (n,), ((slots.info[k]["cname"], False), (dst, True)),
                               tuple(copy_body(slots.buffer(k), slots.buffer(rkey)))))
     for feed_index, (n, idx) in var_refs:
         k = _key(n, idx)
@@ -190,7 +188,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             continue  # the variable is returned unchanged
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
-        kernels.append(Kernel(f"k_update_{c_ident(dst_key)}", (n,),
+        kernels.append(Kernel(names.kernel(name, f"update#{dst_key}"), (n,),
                               ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
                               tuple(copy_body(slots.buffer(k), slots.buffer(dst_key)))))
 

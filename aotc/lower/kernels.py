@@ -12,7 +12,8 @@ import re
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, TupleShape
 from ..ops.registry import rule
-from .elemental import Buffer, Index, KernelBuilder, c_ident, c_literal, compute_ctype, store_expr
+from .elemental import Buffer, Index, KernelBuilder, c_literal, compute_ctype, store_expr
+from .names import NameSupply
 
 # fused ops that keep the element index unchanged (a flat loop needs nothing else)
 _FLAT_OK = frozenset({"reshape", "copy", "convert"})
@@ -50,12 +51,13 @@ def _is_flat(comp: Computation, names: set[str]) -> bool:
 class ScalarFunctions:
     """C functions for reducer/comparator computations, emitted once each."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, names: NameSupply):
         self.module = module
+        self.names = names
         self.texts: dict[str, str] = {}
 
     def get(self, comp_name: str) -> str:
-        cname = "r_" + c_ident(comp_name)
+        cname = self.names.scalar_function(comp_name)
         if cname not in self.texts:
             self.texts[cname] = ""  # reserve (recursion guard)
             self.texts[cname] = self._emit(self.module.computation(comp_name), cname)
