@@ -6,6 +6,8 @@ is static, so several models link into one program.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from ..lower.program import ConstArray, Program, Slot
@@ -62,14 +64,15 @@ def _slot_pointer(s: Slot) -> str:
 def _all_programs(p: Program) -> list[Program]:
     """Sub-programs first (callees before callers), each once, then `p`."""
     out: list[Program] = []
-    seen: set[str] = set()
+    seen: dict[str, Program] = {}
 
     def visit(q: Program) -> None:
         for sub in q.subprograms:
             visit(sub)
         if q.name not in seen:
-            seen.add(q.name)
+            seen[q.name] = q
             out.append(q)
+        assert seen[q.name] is q, f"two different programs named {q.name}"
 
     visit(p)
     return out
@@ -145,6 +148,20 @@ def _emit_execute(p: Program, out: list[str]) -> None:
     out += ["}", ""]
 
 
+def _merge(items, kind: str) -> dict[str, str]:
+    """Definitions keyed by C name. Programs may share one (a reducer both the main program
+    and a sub-program call), but then its text must be the same: none is ever dropped."""
+    out: dict[str, str] = {}
+    for cname, text in items:
+        assert out.setdefault(cname, text) == text, f"two different {kind}s named {cname}"
+    return out
+
+
+def _assert_unique(names: list[str], kind: str) -> None:
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
+    assert not dup, f"{kind} C names defined twice: {', '.join(dup)}"
+
+
 def emit_source(p: Program, header_name: str) -> str:
     programs = _all_programs(p)
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
@@ -153,20 +170,17 @@ def emit_source(p: Program, header_name: str) -> str:
            "/* ---------------------------------------------------------------- runtime */",
            runtime_source(), "",
            "/* ---------------------------------------------------------------- constants */"]
-    seen: set[str] = set()
-    for q in programs:
-        for c in q.constants:
-            if c.cname not in seen:
-                seen.add(c.cname)
-                out.append(_const(c))
+    consts = [c for q in programs for c in q.constants]
+    out += [_const(c) for c in consts]
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
             "/* ---------------------------------------------------------------- scalar functions */"]
-    fns: dict[str, str] = {}
-    for q in programs:
-        for f in q.functions:
-            fns.setdefault(f.name, function(f))
+    fns = _merge(((f.name, function(f)) for q in programs for f in q.functions), "scalar function")
     out += list(fns.values())
+    _assert_unique([k.cname for q in programs for k in q.kernels] + [q.name for q in programs]
+                   + [c.cname for c in consts] + list(fns), "file-scope")
+    for q in programs:
+        _assert_unique([s.cname for s in q.slots], f"{q.name} slot")
     for q in programs:
         title = "kernels" if q is p else f"sub-program {q.name} {q.signature_text}"
         out += [f"/* ---------------------------------------------------------------- {title} */"]

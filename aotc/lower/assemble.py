@@ -18,6 +18,7 @@ from ..kernel.passes import run_kernel_passes
 from .fusion import FusionPlan
 from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
+from .names import NameSupply
 from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
 
@@ -39,16 +40,12 @@ def storage_array(values: np.ndarray, dt) -> np.ndarray:
 
 
 class _Slots:
-    def __init__(self) -> None:
+    def __init__(self, names: NameSupply) -> None:
         self.info: dict[str, dict] = {}
-        self.cnames: set[str] = set()
+        self.names = names  # the program's local scope
 
     def add(self, key: str, shape: ArrayShape, place: str, cname: str | None = None, **kw) -> str:
-        base = cname or "s_" + c_ident(key.replace("#", "_o"))
-        cname, n = base, 1
-        while cname in self.cnames:
-            cname, n = f"{base}_{n}", n + 1
-        self.cnames.add(cname)
+        cname = self.names.slot(key, cname)
         self.info[key] = dict(cname=cname, shape=shape, place=place, **kw)
         return cname
 
@@ -58,11 +55,12 @@ class _Slots:
 
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
-                  name: str, source: str, target: str, source_text: str | None = None) -> Program:
+                  name: str, source: str, target: str, source_text: str | None = None,
+                  names: NameSupply) -> Program:
     roles = fplan.roles
-    slots = _Slots()
-    fns = ScalarFunctions(m)
-    subs = SubPrograms(m, name, target, source, source_text)
+    slots = _Slots(names.local())
+    fns = ScalarFunctions(m, names)
+    subs = SubPrograms(m, name, target, source, source_text, names)
     scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
@@ -76,7 +74,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         elif role == "scalar":
             scalars[ins.name] = scalar_literal(ins)
         elif role == "const":
-            cname = "c_" + c_ident(ins.name)
+            cname = names.constant(name, ins.name)
             consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims,
                                      storage_array(ins.literal.values, ins.shape.dtype)))
             slots.add(ins.name, ins.array_shape, "const", const=cname)
@@ -132,7 +130,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if r is not None and r.scratch_bytes is not None:
             nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
         skey = f"{kname}#scratch"
-        scratch = "s_" + c_ident(kname) + "_scratch"
+        scratch = slots.names.slot(skey, "s_" + c_ident(kname) + "_scratch")  # named before the body uses it
         scratch_buf = K.Buf(scratch, DTYPES["u8"])
         outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
                      if isinstance(ins.shape, TupleShape) else [kname])
@@ -162,7 +160,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         if scratch:
             params.append((scratch, True))
         prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
-        kernels.append(Kernel("k_" + c_ident(kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
+        kernels.append(Kernel(names.kernel(name, kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []
@@ -177,7 +175,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         res_slots.append(dst)
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
-        kernels.append(Kernel(f"k_result_{j}", (n,), ((slots.info[k]["cname"], False), (dst, True)),
+        kernels.append(Kernel(names.kernel(name, rkey), (n,), ((slots.info[k]["cname"], False), (dst, True)),
                               copy_body(slots.buffer(k), slots.buffer(rkey), shape.size)))
     for feed_index, (n, idx) in var_refs:
         k = _key(n, idx)
@@ -186,7 +184,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             continue  # the variable is returned unchanged
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
-        kernels.append(Kernel(f"k_update_{c_ident(dst_key)}", (n,),
+        kernels.append(Kernel(names.kernel(name, f"update#{dst_key}"), (n,),
                               ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
                               copy_body(slots.buffer(k), slots.buffer(dst_key), slots.buffer(k).size)))
 

@@ -14,6 +14,7 @@ from ..hlo.shape import ArrayShape, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, KernelBuilder, c_ident, compute_type, store_value
 from ..ops.registry import rule
+from .names import NameSupply
 
 # fused ops that keep the element index unchanged (a flat loop needs nothing else)
 _FLAT_OK = frozenset({"reshape", "copy", "convert"})
@@ -57,14 +58,14 @@ def scalar_literal(ins: Instruction) -> K.Const:
 class ScalarFunctions:
     """Scalar functions for reducer/comparator computations, built once each."""
 
-    def __init__(self, module: Module, names=None):
+    def __init__(self, module: Module, names: NameSupply):
         self.module = module
-        self.names = names  # computation name -> C function name (the module's name supply)
+        self.names = names  # the module's name supply
         self.functions: dict[str, K.Function] = {}
         self._busy: set[str] = set()
 
     def get(self, comp_name: str) -> str:
-        cname = self.names(comp_name) if self.names is not None else "r_" + c_ident(comp_name)
+        cname = self.names.scalar_function(comp_name)
         if cname not in self.functions and cname not in self._busy:
             self._busy.add(cname)  # recursion guard
             self.functions[cname] = self._build(self.module.computation(comp_name), cname)

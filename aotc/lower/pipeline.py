@@ -12,6 +12,7 @@ from .assemble import build_program
 from .delayout import remove_layouts
 from .fusion import FusionPlan, plan_fusion
 from .inline import inline_calls
+from .names import NameSupply
 from .order import topo_order
 from .program import Program
 from .simplify import simplify
@@ -27,8 +28,11 @@ class LowerResult:
 
 
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
-          dump: Callable[[str, object], None] | None = None) -> LowerResult:
+          dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None) -> LowerResult:
+    """Lower `module` to the Program `name`; `names` is the supply of the whole .c file (a
+    sub-program shares its caller's; the top-level call creates it)."""
     dump = dump or (lambda stage, obj: None)
+    names = names or NameSupply(reserved=(f"{name}_execute",))
     m = bind_parameters(module, sig)                    # bound parameters become constants
     dump("bind", m)
     m, renamed = inline_calls(m)                        # call/fusion bodies spliced into callers
@@ -48,7 +52,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("fusion", fplan)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
     program = build_program(m, entry, fplan, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
-                            name=name, source=source, target=target, source_text=source_text)
+                            name=name, source=source, target=target, source_text=source_text, names=names)
     dump("program", program)
     return LowerResult(m, fplan, program)
 

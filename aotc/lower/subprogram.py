@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, leaves
-from ..kernel.builder import c_ident
+from .names import NameSupply
 
 
 def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, ArrayShape]]]:
@@ -57,9 +57,11 @@ def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, 
 class SubPrograms:
     """Lowers and caches the Program of each computation control flow calls."""
 
-    def __init__(self, module: Module, parent: str, target: str, source: str, source_text: str | None):
+    def __init__(self, module: Module, parent: str, target: str, source: str, source_text: str | None,
+                 names: NameSupply):
         self.module = module
         self.parent = parent
+        self.names = names
         self.target = target
         self.source = source
         self.source_text = source_text
@@ -90,6 +92,6 @@ class SubPrograms:
                       Computation(c.name, c.instructions, c.root, False, c.has_signature, c.loc)
                       for c in self.module.computations)
         m = self.module.with_computations(comps, entry=comp_name)
-        name = f"{self.parent}_{c_ident(comp_name)}"
+        name = self.names.program(self.parent, comp_name)
         return lower(m, Signature(feeds, fetches), name=name, source=self.source, target=self.target,
-                     source_text=self.source_text).program
+                     source_text=self.source_text, names=self.names).program
