@@ -14,7 +14,8 @@ from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
 from .elementwise import _arr, convert_expr, suffix
 from .registry import OpRule, ShapeError, register
-from .window import ConvDims, check_window, conv_acc_type, joined, open_span, term, window_output_size, window_span
+from .window import (ConvDims, check_window, conv_acc_type, interior, joined, open_span, term, window_output_size,
+                     window_span)
 
 def _groups(instr: Instruction) -> tuple[int, int]:
     g, bg = instr.attr("feature_group_count", 1), instr.attr("batch_group_count", 1)
@@ -146,22 +147,6 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, 
              for k, wd in enumerate(wins)]
     if None in spans:
         return
-    inner = 0
-    l_terms, r_terms = [], []
-    for k, (wd, span) in enumerate(zip(wins, spans)):
-        pos, opened = open_span(kb, span)
-        inner += opened
-        w = span.w
-        l_terms.append(term(pos, ls[c.lhs_s[k]]))
-        wk = w if not wd.reversal else (f"({wd.size - 1} - {w})" if not w.isdigit() else str(wd.size - 1 - int(w)))
-        r_terms.append(term(wk, rs[c.rhs_s[k]]))
-    lsp = kb.let("int64_t", joined(*l_terms), "lsp")
-    rsp = kb.let("int64_t", joined(*r_terms), "rsp")
-    ic = "0"
-    if CG > 1:
-        ic = kb.fresh("ic")
-        kb.loop(ic, CG)
-        inner += 1
 
     def conv_in(v: str, dt) -> str:
         if is_float:  # loads are float (f32, bf16, f16) or double (f64)
@@ -174,29 +159,59 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, 
         s = suffix(odt)
         return f"{acc}[{oc}] = aotc_add_{s}({acc}[{oc}], aotc_mul_{s}({x}, {wv}));"
 
-    w_at = joined(rsp, term(ic, rs[c.rhs_i]), term(oc, rs[c.rhs_o]))
-    wv = conv_in(load_expr(rhs.dtype, f"{rbuf}[{w_at}]"), rhs.dtype)
-    if g == 1 and bg == 1:
-        # the input element is the same for every output feature: hoisted
-        x_at = joined(term(ob, ls[c.lhs_b]), lsp, term(ic, ls[c.lhs_f]))
-        x = kb.let(acc_t, conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), "x")
-        kb.line(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc}) {mac(x, wv)}")
-    else:
-        kb.open(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc})")
-        bsrc = ob
-        if bg > 1:
-            bsrc = kb.let("int64_t", joined(ob, f"({oc} / {OBG}) * {BGS}" if BGS != 1 else f"({oc} / {OBG})"),
-                          "bin")
-        iz = ic
-        if g > 1:
-            grp = oc if OG == 1 else f"({oc} / {OG})"
-            iz = kb.let("int64_t", joined(f"{grp} * {CG}" if CG != 1 else grp, ic), "iz")
-        x_at = joined(term(bsrc, ls[c.lhs_b]), lsp, term(iz, ls[c.lhs_f]))
-        kb.line(mac(conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), wv))
-        kb.close()
-    for _ in range(inner):
-        kb.close()
+    def accumulate(spans) -> None:
+        inner = 0
+        l_terms, r_terms = [], []
+        for k, (wd, span) in enumerate(zip(wins, spans)):
+            pos, opened = open_span(kb, span)
+            inner += opened
+            w = span.w
+            l_terms.append(term(pos, ls[c.lhs_s[k]]))
+            wk = w if not wd.reversal else (f"({wd.size - 1} - {w})" if not w.isdigit() else str(wd.size - 1 - int(w)))
+            r_terms.append(term(wk, rs[c.rhs_s[k]]))
+        lsp = kb.let("int64_t", joined(*l_terms), "lsp")
+        rsp = kb.let("int64_t", joined(*r_terms), "rsp")
+        ic = "0"
+        if CG > 1:
+            ic = kb.fresh("ic")
+            kb.loop(ic, CG)
+            inner += 1
 
+        w_at = joined(rsp, term(ic, rs[c.rhs_i]), term(oc, rs[c.rhs_o]))
+        wv = conv_in(load_expr(rhs.dtype, f"{rbuf}[{w_at}]"), rhs.dtype)
+        if g == 1 and bg == 1:
+            # the input element is the same for every output feature: hoisted
+            x_at = joined(term(ob, ls[c.lhs_b]), lsp, term(ic, ls[c.lhs_f]))
+            x = kb.let(acc_t, conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), "x")
+            kb.line(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc}) {mac(x, wv)}")
+        else:
+            kb.open(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc})")
+            bsrc = ob
+            if bg > 1:
+                bsrc = kb.let("int64_t", joined(ob, f"({oc} / {OBG}) * {BGS}" if BGS != 1 else f"({oc} / {OBG})"),
+                              "bin")
+            iz = ic
+            if g > 1:
+                grp = oc if OG == 1 else f"({oc} / {OG})"
+                iz = kb.let("int64_t", joined(f"{grp} * {CG}" if CG != 1 else grp, ic), "iz")
+            x_at = joined(term(bsrc, ls[c.lhs_b]), lsp, term(iz, ls[c.lhs_f]))
+            kb.line(mac(conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), wv))
+            kb.close()
+        for _ in range(inner):
+            kb.close()
+
+    split = interior(spans)
+    if split is None:
+        accumulate(spans)
+        return
+    # the same loops with constant trip counts where the window lies inside the input
+    cond, full = split
+    kb.open(f"if ({cond})")
+    accumulate(full)
+    kb.close()
+    kb.open("else")
+    accumulate(spans)
+    kb.close()
 
 register(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,
                 buffered_operands=True))

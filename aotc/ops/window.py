@@ -11,7 +11,7 @@ convolution.py and conv_gemm.py; its dimension numbers are decoded here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import gcd
 
 from ..hlo.ir import Instruction, Window, WindowDim
@@ -62,6 +62,7 @@ class Span:
     pos: str
     partial: str
     full: bool  # every window index lands on input for every output index: a plain loop
+    size: int  # the window size
 
 
 def _plus(expr: str, k: int) -> str:
@@ -86,12 +87,13 @@ def window_span(kb, o: str, wd: WindowDim, n: int, n_out: int, name: str) -> Spa
             return None
         partial = "0" if len(hits) == size else "1"
         if len(hits) == 1:
-            return Span(str(hits[0]), str(hits[0]), str(hits[0] + 1), 1, str((hits[0] * r - p) // d), partial, False)
+            at = str(hits[0])
+            return Span(at, at, str(hits[0] + 1), 1, str((hits[0] * r - p) // d), partial, False, size)
         step = hits[1] - hits[0]
         w = kb.fresh(name)
         pos = _plus(w if r == 1 else f"{w} * {r}", -p)
         pos = pos if d == 1 else f"({pos}) / {d}"
-        return Span(w, str(hits[0]), str(hits[-1] + 1), step, pos, partial, partial == "0")
+        return Span(w, str(hits[0]), str(hits[-1] + 1), step, pos, partial, partial == "0", size)
     o_term = o if s == 1 else f"{o} * {s}"
     w = kb.fresh(name) if size > 1 else "0"
     pos = _plus(" + ".join(t for t in (o_term, (w if r == 1 else f"{w} * {r}") if size > 1 else "") if t), -p)
@@ -100,7 +102,7 @@ def window_span(kb, o: str, wd: WindowDim, n: int, n_out: int, name: str) -> Spa
     lo_needed = p > 0
     hi_needed = last + p - (n_out - 1) * s < (size - 1) * r
     if d == 1 and not lo_needed and not hi_needed:
-        return Span(w, "0", str(size), 1, pos, "0", True)
+        return Span(w, "0", str(size), 1, pos, "0", True, size)
     need = f"({p} - {o_term})"
     room = f"({last + p} - {o_term})"
     lo, hi = "0", str(size)
@@ -126,7 +128,19 @@ def window_span(kb, o: str, wd: WindowDim, n: int, n_out: int, name: str) -> Spa
         w = kb.fresh(name)
     partial = "1" if d > 1 else " || ".join(c for c in (f"{lo} != 0" if lo_needed else "",
                                                         f"{hi} != {size}" if hi_needed else "") if c)
-    return Span(w, lo, hi, step, pos, partial, False)
+    return Span(w, lo, hi, step, pos, partial, False, size)
+
+
+def interior(spans: list[Span]) -> tuple[str, list[Span]] | None:
+    """For spans that miss the input only near the borders (no base dilation): the C
+    condition under which every window index lands on input for the current output
+    index, and the spans as full loops of constant trip count for that case (which
+    compilers unroll); None when there is no such split to make."""
+    if all(s.full for s in spans) or any(s.partial == "1" for s in spans):
+        return None
+    edge = " || ".join(f"({s.partial})" for s in spans if s.partial != "0")
+    full = [s if s.full else replace(s, lo="0", hi=str(s.size), step=1, partial="0", full=True) for s in spans]
+    return f"!({edge})", full
 
 
 def open_span(kb, span: Span) -> tuple[str, int]:
@@ -189,9 +203,9 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
         kb.line(f"{compute_ctype(ins[k].dtype)} {acc} = {init};")
         accs.append(acc)
     spans = [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}") for d, wd in enumerate(wins)]
-    closes = 0
-    if None not in spans:
-        sub = []
+
+    def accumulate(spans: list[Span]) -> None:
+        closes, sub = 0, []
         for span in spans:
             pos, opened = open_span(kb, span)
             closes += opened
@@ -201,8 +215,20 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
             kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
         else:
             kb.line(f"{fn}({', '.join(accs)}, {', '.join(xs)}, {', '.join('&' + a for a in accs)});")
-    for _ in range(closes):
-        kb.close()
+        for _ in range(closes):
+            kb.close()
+
+    if None not in spans:
+        split = interior(spans)
+        if split is None:
+            accumulate(spans)
+        else:  # constant trip counts where the window lies inside the input
+            kb.open(f"if ({split[0]})")
+            accumulate(split[1])
+            kb.close()
+            kb.open("else")
+            accumulate(spans)
+            kb.close()
     lin = kb.linear(_index(out_dims, o_vars))
     for k in range(n):
         kb.line(f"{outs[k].cname}[{lin}] = {store_expr(ins[k].dtype, accs[k])};")
