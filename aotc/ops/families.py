@@ -1,2 +1,2 @@
 """Imports every op family so its rules register; add new families here."""
-from . import control, data, dot, dynamic, elementwise, gather_scatter, reduce, shape_ops, sort, window  # noqa: F401
+from . import control, convolution, data, dot, dynamic, elementwise, gather_scatter, reduce, shape_ops, sort, window  # noqa: F401

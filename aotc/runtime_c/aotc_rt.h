@@ -22,14 +22,33 @@
 #error "the aotc runtime needs a C11 compiler"
 #endif
 
-#include <stddef.h>
-#include <stdint.h>
-
-/* No fused multiply-add unless written explicitly: every target and compiler then
- * rounds a*b+c the same way (gcc does not contract in ISO C mode; clang needs this). */
+/* ---- numeric contract ----------------------------------------------------
+ * The results must not depend on the flags of the user's build.
+ *
+ * No fused multiply-add unless written explicitly (fma(), intrinsics): every
+ * target and compiler then rounds a*b+c the same way.  gcc ignores
+ * `#pragma STDC FP_CONTRACT` and contracts by default in GNU mode (-std=gnu*,
+ * the default), so it gets the optimize pragma, which applies to every function
+ * defined after it and leaves the other options (-O level, -march, ...) as
+ * they were.  clang honours the standard pragma unless built with
+ * -ffp-contract=fast, which it documents as overriding pragmas.
+ *
+ * -ffast-math, -Ofast and -ffinite-math-only let the compiler reassociate sums,
+ * drop NaN and infinity handling and flush differently: refused outright. */
+#if defined(__FAST_MATH__)
+#error "aotc: generated code must not be built with -ffast-math or -Ofast: they reassociate float arithmetic and ignore NaN/inf, so results would differ from XLA"
+#endif
+#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+#error "aotc: generated code must not be built with -ffinite-math-only: NaN and infinity must propagate as in XLA"
+#endif
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
 #endif
+
+#include <stddef.h>
+#include <stdint.h>
 
 /* ---- compiler attributes ------------------------------------------------ */
 

@@ -27,6 +27,8 @@ def base_cflags(options: CompileOptions) -> list[str]:
     # evaluate both arms, so kernel loops vectorize; no result changes (FP exception
     # flags are never read)
     # -ffp-contract=off: a*b+c rounds twice on every target, as the runtime's tests expect
+    # (the generated .c also turns contraction off and refuses fast-math itself; no result
+    # depends on these flags, see aotc_rt.h)
     return ["-std=c11", options.opt_level, "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC",
             *options.cflags]
 
