@@ -142,7 +142,7 @@ def _div(ins, v, t):
     safe = np.where(zero | overflow, 1, b).astype(b.dtype)
     q = np.floor_divide(a, safe)
     r = a - q * safe
-    q = np.where((r != 0) & ((r < 0) != (safe < 0)), q + 1, q).astype(a.dtype)
+    q = np.where((r != 0) & ((a < 0) != (safe < 0)), q + 1, q).astype(a.dtype)  # floor -> truncation
     q = np.where(overflow, a, q)
     return np.where(zero, np.array(-1).astype(a.dtype), q)
 
