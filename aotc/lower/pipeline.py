@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..hlo.ir import Computation, Instruction, Literal, Module
+from ..passes import PASS_NAMES, run_graph_passes
 from .assemble import build_program
 from .delayout import remove_layouts
 from .fusion import FusionPlan, plan_fusion
@@ -17,7 +18,7 @@ from .order import topo_order
 from .program import Program
 from .simplify import simplify
 
-STAGES = ("bind", "inline", "delayout", "simplify", "fusion", "program")
+STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "fusion", "program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +46,11 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     root = m.entry_computation.root
     refs = fetch_refs + [(root, idx) for _, idx in updates]
     m, live = simplify(m, refs)                         # identities, tuple plumbing, dead code
-    entry = Computation(m.entry, tuple(topo_order(m.entry_computation)), m.entry_computation.root, True)
-    m = m.with_computations(tuple(entry if c.is_entry else c for c in m.computations))
+    m = _topo_sorted(m)
     dump("simplify", m)
+    m, live = run_graph_passes(m, live, dump)           # XLA's rewrites, constant folding, CSE (to a fixpoint)
+    m = _topo_sorted(m)
+    entry = m.entry_computation
     fplan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views
     dump("fusion", fplan)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
@@ -55,6 +58,11 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
                             name=name, source=source, target=target, source_text=source_text, names=names)
     dump("program", program)
     return LowerResult(m, fplan, program)
+
+
+def _topo_sorted(m: Module) -> Module:
+    entry = Computation(m.entry, tuple(topo_order(m.entry_computation)), m.entry_computation.root, True)
+    return m.with_computations(tuple(entry if c.is_entry else c for c in m.computations))
 
 
 def bind_parameters(m: Module, sig) -> Module:

@@ -35,9 +35,10 @@ ENTRY main {
   v_1_2 = f32[4] constant({100, 200, 300, 400})
   v_1.2 = f32[4] constant({1000, 2000, 3000, 4000})
   a = f32[4] add(x, v.1)
-  b = f32[4] add(a, v_1)
-  c = f32[4] add(b, v_1_2)
-  ROOT d = f32[4] add(c, v_1.2)
+  b = f32[4] add(x, v_1)
+  c = f32[4] add(x, v_1_2)
+  d = f32[4] add(x, v_1.2)
+  ROOT e = f32[16] concatenate(a, b, c, d), dimensions={0}
 }
 """, [_X4], 0.0),
 

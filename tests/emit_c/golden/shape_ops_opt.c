@@ -6,15 +6,16 @@
  *
  * arena: 0 bytes, 64-byte aligned (peak live 0 bytes)
  *   slot                         place      offset      bytes  type               live      HLO
- *   s_x_1                        arg            #0        240  f32[4,3,5]         1-5       x.1
- *   s_v_1                        arg            #1         20  f32[5]             6-6       v.1
- *   s_iota_add_fusion_add_0      result         #6         48  s32[3,4]           0-0       iota_add_fusion.add.0
- *   s_bitcast                    result         #1        240  f32[12,5]          1-1       bitcast
- *   s_bitcast_transpose_fusion_transpose_0 result         #2        240  f32[5,2,2,3]       2-2       bitcast_transpose_fusion.transpose.0
- *   s_wrapped_reverse_rev_1      result         #3        240  f32[4,3,5]         3-3       wrapped_reverse.rev.1
- *   s_slice_reverse_fusion_rev_0 result         #4         16  f32[2,1,2]         4-4       slice_reverse_fusion.rev.0
- *   s_bitcast_concatenate_fusion_concatenate_0 result         #5        120  f32[6,5]           5-5       bitcast_concatenate_fusion.concatenate.0
- *   s_wrapped_broadcast_broadcast_in_dim_0 result         #0        120  f32[5,3,2]         6-6       wrapped_broadcast.broadcast_in_dim.0
+ *   s_x_1                        arg            #0        240  f32[4,3,5]         0-4       x.1
+ *   s_v_1                        arg            #1         20  f32[5]             5-5       v.1
+ *   s_iota_add_fusion_add_0      const           -         48  s32[3,4]           6-6       iota_add_fusion.add.0
+ *   s_bitcast                    result         #1        240  f32[12,5]          0-0       bitcast
+ *   s_bitcast_transpose_fusion_transpose_0 result         #2        240  f32[5,2,2,3]       1-1       bitcast_transpose_fusion.transpose.0
+ *   s_wrapped_reverse_rev_1      result         #3        240  f32[4,3,5]         2-2       wrapped_reverse.rev.1
+ *   s_slice_reverse_fusion_rev_0 result         #4         16  f32[2,1,2]         3-3       slice_reverse_fusion.rev.0
+ *   s_bitcast_concatenate_fusion_concatenate_0 result         #5        120  f32[6,5]           4-4       bitcast_concatenate_fusion.concatenate.0
+ *   s_wrapped_broadcast_broadcast_in_dim_0 result         #0        120  f32[5,3,2]         5-5       wrapped_broadcast.broadcast_in_dim.0
+ *   s_result_o6                  result         #6         48  s32[3,4]           0-0       result#6
  */
 
 #ifndef _POSIX_C_SOURCE
@@ -30,24 +31,17 @@
 /* ---------------------------------------------------------------- runtime */
 /* (embedded runtime elided in this snapshot) */
 /* ---------------------------------------------------------------- constants */
+/* s32[3,4] */
+static const union { uint32_t bits[12]; int32_t v[12]; } c_iota_add_fusion_add_0 = {{
+    0x00000000u, 0x0000000au, 0x00000014u, 0x0000001eu, 0x00000001u, 0x0000000bu, 0x00000015u, 0x0000001fu,
+    0x00000002u, 0x0000000cu, 0x00000016u, 0x00000020u,
+}};
+
 /* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
 typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
-/* HLO: iota_add_fusion.iota.3, iota_add_fusion.broadcast.8, iota_add_fusion.mul.4, iota_add_fusion.broadcast.7, iota_add_fusion.iota.2, iota_add_fusion.add.0 */
-static void k_iota_add_fusion_add_0(int32_t* AOTC_RESTRICT s_iota_add_fusion_add_0) {
-    for (int64_t i0 = 0; i0 < 3; ++i0) {
-        const int32_t v_iota_add_fusion_iota_2 = aotc_cvt_s64_s32(i0);
-        for (int64_t i1 = 0; i1 < 4; ++i1) {
-            const int32_t v_iota_add_fusion_iota_3 = aotc_cvt_s64_s32(i1);
-            const int32_t v_iota_add_fusion_mul_4 = aotc_mul_s32(v_iota_add_fusion_iota_3, ((int32_t)10));
-            const int32_t v_iota_add_fusion_add_0 = aotc_add_s32(v_iota_add_fusion_mul_4, v_iota_add_fusion_iota_2);
-            s_iota_add_fusion_add_0[i0 * 4 + i1] = v_iota_add_fusion_add_0;
-        }
-    }
-}
-
 /* HLO: bitcast */
 static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast) {
     for (int64_t i = 0; i < 60; ++i) {
@@ -129,13 +123,19 @@ static void k_wrapped_broadcast_broadcast_in_dim_0(const float* s_v_1, float* AO
     }
 }
 
+/* HLO: iota_add_fusion.add.0 */
+static void k_result_6(const int32_t* s_iota_add_fusion_add_0, int32_t* AOTC_RESTRICT s_result_o6) {
+    memcpy(s_result_o6, s_iota_add_fusion_add_0, 48);
+}
+
 /* ---------------------------------------------------------------- entry */
 static void golden_execute(void* const* args, void* const* results, unsigned char* arena,
                             const aotc_par* par) {
     float* const s_bitcast = (float*)results[1];
     float* const s_bitcast_concatenate_fusion_concatenate_0 = (float*)results[5];
     float* const s_bitcast_transpose_fusion_transpose_0 = (float*)results[2];
-    int32_t* const s_iota_add_fusion_add_0 = (int32_t*)results[6];
+    const int32_t* const s_iota_add_fusion_add_0 = c_iota_add_fusion_add_0.v;
+    int32_t* const s_result_o6 = (int32_t*)results[6];
     float* const s_slice_reverse_fusion_rev_0 = (float*)results[4];
     float* const s_v_1 = (float*)args[1];
     float* const s_wrapped_broadcast_broadcast_in_dim_0 = (float*)results[0];
@@ -145,13 +145,13 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)results;
     (void)arena;
     (void)par;
-    k_iota_add_fusion_add_0(s_iota_add_fusion_add_0);
     k_bitcast(s_x_1, s_bitcast);
     k_bitcast_transpose_fusion_transpose_0(s_x_1, s_bitcast_transpose_fusion_transpose_0);
     k_wrapped_reverse_rev_1(s_x_1, s_wrapped_reverse_rev_1);
     k_slice_reverse_fusion_rev_0(s_x_1, s_slice_reverse_fusion_rev_0);
     k_bitcast_concatenate_fusion_concatenate_0(s_x_1, s_bitcast_concatenate_fusion_concatenate_0);
     k_wrapped_broadcast_broadcast_in_dim_0(s_v_1, s_wrapped_broadcast_broadcast_in_dim_0);
+    k_result_6(s_iota_add_fusion_add_0, s_result_o6);
 }
 
 /* ---------------------------------------------------------------- introspection */

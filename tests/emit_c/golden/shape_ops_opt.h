@@ -6,15 +6,16 @@
  *
  * arena: 0 bytes, 64-byte aligned (peak live 0 bytes)
  *   slot                         place      offset      bytes  type               live      HLO
- *   s_x_1                        arg            #0        240  f32[4,3,5]         1-5       x.1
- *   s_v_1                        arg            #1         20  f32[5]             6-6       v.1
- *   s_iota_add_fusion_add_0      result         #6         48  s32[3,4]           0-0       iota_add_fusion.add.0
- *   s_bitcast                    result         #1        240  f32[12,5]          1-1       bitcast
- *   s_bitcast_transpose_fusion_transpose_0 result         #2        240  f32[5,2,2,3]       2-2       bitcast_transpose_fusion.transpose.0
- *   s_wrapped_reverse_rev_1      result         #3        240  f32[4,3,5]         3-3       wrapped_reverse.rev.1
- *   s_slice_reverse_fusion_rev_0 result         #4         16  f32[2,1,2]         4-4       slice_reverse_fusion.rev.0
- *   s_bitcast_concatenate_fusion_concatenate_0 result         #5        120  f32[6,5]           5-5       bitcast_concatenate_fusion.concatenate.0
- *   s_wrapped_broadcast_broadcast_in_dim_0 result         #0        120  f32[5,3,2]         6-6       wrapped_broadcast.broadcast_in_dim.0
+ *   s_x_1                        arg            #0        240  f32[4,3,5]         0-4       x.1
+ *   s_v_1                        arg            #1         20  f32[5]             5-5       v.1
+ *   s_iota_add_fusion_add_0      const           -         48  s32[3,4]           6-6       iota_add_fusion.add.0
+ *   s_bitcast                    result         #1        240  f32[12,5]          0-0       bitcast
+ *   s_bitcast_transpose_fusion_transpose_0 result         #2        240  f32[5,2,2,3]       1-1       bitcast_transpose_fusion.transpose.0
+ *   s_wrapped_reverse_rev_1      result         #3        240  f32[4,3,5]         2-2       wrapped_reverse.rev.1
+ *   s_slice_reverse_fusion_rev_0 result         #4         16  f32[2,1,2]         3-3       slice_reverse_fusion.rev.0
+ *   s_bitcast_concatenate_fusion_concatenate_0 result         #5        120  f32[6,5]           4-4       bitcast_concatenate_fusion.concatenate.0
+ *   s_wrapped_broadcast_broadcast_in_dim_0 result         #0        120  f32[5,3,2]         5-5       wrapped_broadcast.broadcast_in_dim.0
+ *   s_result_o6                  result         #6         48  s32[3,4]           0-0       result#6
  */
 
 #ifndef LIBGOLDEN_H_INCLUDED
