@@ -37,6 +37,20 @@ class OpRule:
     structural: bool = False
     # kernel needs every operand in a buffer of its own (no fused producers)
     buffered_operands: bool = False
+    # what lowering may assume of the op (the trait names below)
+    traits: frozenset[str] = frozenset()
+
+
+# traits
+KEEPS_INDEX = "keeps_index"  # each output element reads its operands at the same linear index (scalars aside)
+CHEAP = "cheap"  # index mapping only: duplicated into every consuming kernel rather than materialized
+IDENTITY = "identity"  # the value of its one operand (lowering forwards it)
+
+
+def has(opcode: str, trait: str) -> bool:
+    """Whether the op of `opcode` declares `trait`."""
+    r = rule(opcode)
+    return r is not None and trait in r.traits
 
 
 _RULES: dict[str, OpRule] = {}
