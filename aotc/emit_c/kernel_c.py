@@ -17,6 +17,7 @@ from ..kernel.vectorize import LANES, SIMD, VECTOR_BINARY, VECTOR_CALLS, vector_
 _PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
          "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
 _ARITH = frozenset({"+", "-", "*", "/", "%"})
+_RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _INT_BOUNDS = {"s8": "INT8", "s16": "INT16", "s32": "INT32", "s64": "INT64",
                "u8": "UINT8", "u16": "UINT16", "u32": "UINT32", "u64": "UINT64"}
 
@@ -87,7 +88,7 @@ def expr(e: K.Expr) -> str:
     if isinstance(e, K.Call):
         return f"{e.fn}({', '.join(expr(a) for a in e.args)})"
     if isinstance(e, K.Select):
-        return f"{_primary(e.cond)} ? {_primary(e.a)} : {_primary(e.b)}"
+        return f"{_primary(e.cond)} ? {_primary(e.a, allow_cast=True)} : {_primary(e.b, allow_cast=True)}"
     if isinstance(e, K.Field):
         return f"{_primary(e.a)}.{e.name}"
     if isinstance(e, K.Ptr):
@@ -128,6 +129,11 @@ def _operand(e: K.Expr, parent: str, right: bool) -> str:
         p, q = _PREC[e.op], _PREC[parent]
         both_arith = e.op in _ARITH and parent in _ARITH
         if both_arith and (p > q or (p == q and not right)):
+            return expr(e)
+        # `i < n + 1`, `a >= 0 && a <= 2`, `a && b && c`: binding C's precedence makes plain
+        # and gcc's -Wparentheses leaves alone
+        if (e.op in _ARITH and parent in _RELATIONAL) or (parent in ("&&", "||") and e.op in _RELATIONAL) \
+                or (parent in ("&&", "||") and e.op == parent and not right):
             return expr(e)
         return f"({expr(e)})"
     if isinstance(e, (K.Select, K.Ptr, K.LegacyExpr)):
