@@ -11,14 +11,10 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..hlo.ir import Instruction
-from ..hlo.shape import Shape
+from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
 
 # shape_rule(instr, operand_shapes) -> inferred result shape; raises ShapeError
 ShapeRule = Callable[[Instruction, list[Shape]], Shape]
-
-
-class ShapeError(Exception):
-    """Raised by shape rules; the verifier turns it into a located AotcError."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +78,9 @@ def compilable(opcode: str) -> bool:
 def _load_families() -> None:
     # importing a family module registers its rules
     from . import families  # noqa: F401
+
+
+def shape_rule(opcode: str):
+    """The shape rule of `opcode` (what the verifier takes), or None."""
+    r = rule(opcode)
+    return r.shape if r is not None else None
