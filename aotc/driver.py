@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 
 from .emit_c.header import emit_header
-from .emit_c.source import emit_source
+from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
 from .frontend import decode_hlo, parse_hlo
 from .frontend.config import identifier_problem, load_config
@@ -23,6 +23,7 @@ from .hlo.printer import print_module
 from .hlo.verifier import verify
 from .ops.registry import shape_rule
 from .lower.pipeline import LowerResult, STAGES, lower
+from .lower.program import Program
 from .options import CompileOptions
 
 
@@ -110,6 +111,8 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
 def _dump(stage: str, obj, dump_dir: str | None) -> None:
     if isinstance(obj, Module):
         text = print_module(obj)
+    elif isinstance(obj, Program):
+        text = describe_program(obj)
     elif hasattr(obj, "roles"):
         text = "\n".join(f"{n} = {r}" for n, r in obj.roles.items()) + "\n"
     else:

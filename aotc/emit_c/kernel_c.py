@@ -145,10 +145,12 @@ def _operand(e: K.Expr, parent: str, right: bool) -> str:
 
 # ------------------------------------------------------------------ statements
 
-def stmts(body: tuple[K.Stmt, ...], depth: int = 1) -> list[str]:
+def stmts(body: tuple[K.Stmt, ...], depth: int = 1, marks: bool = False) -> list[str]:
+    """C lines of `body` at `depth`; with `marks`, each loop header also shows its marks
+    (for dumps)."""
     out: list[str] = []
     for s in body:
-        _stmt(s, depth, out)
+        _stmt(s, depth, out, marks)
     return out
 
 
@@ -162,7 +164,7 @@ def _decl_type(v: K.Var, value: K.Expr | None) -> str:
     return "void*"
 
 
-def _stmt(s: K.Stmt, depth: int, out: list[str]) -> None:
+def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
     pad = "    " * depth
     if isinstance(s, K.Let):
         t = _decl_type(s.var, s.value)
@@ -180,21 +182,22 @@ def _stmt(s: K.Stmt, depth: int, out: list[str]) -> None:
         if s.init is not None:
             out.append(f"{pad}for (int l = 0; l < {s.buf.size}; ++l) {s.buf.name}[l] = {expr(s.init)};")
     elif isinstance(s, K.Loop) and SIMD in s.marks:
-        _simd_loop(s, depth, out)
+        _simd_loop(s, depth, out, marks)
     elif isinstance(s, K.Loop):
         v = s.var.name
         step = f"++{v}" if s.step == 1 else f"{v} += {s.step}"
-        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {step}) {{")
-        out.extend(stmts(s.body, depth + 1))
+        note = f"  /* {', '.join(sorted(s.marks))} */" if marks and s.marks else ""
+        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {step}) {{{note}")
+        out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Repeat):
         out.append(pad + "for (;;) {")
-        out.extend(stmts(s.body, depth + 1))
+        out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Break):
         out.append(pad + "break;")
     elif isinstance(s, K.If):
-        _if(s, depth, out, pad + "if")
+        _if(s, depth, out, pad + "if", marks)
     elif isinstance(s, K.CallStmt):
         out.append(f"{pad}{s.fn}({', '.join(expr(a) for a in s.args)});")
     elif isinstance(s, K.Exec):
@@ -205,13 +208,13 @@ def _stmt(s: K.Stmt, depth: int, out: list[str]) -> None:
         out.extend(pad + line if line else line for line in s.lines)
     elif isinstance(s, K.LegacyBlock):
         out.append(f"{pad}{s.header} {{" if s.header else pad + "{")
-        out.extend(stmts(s.body, depth + 1))
+        out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     else:
         raise TypeError(f"cannot print {s!r}")
 
 
-def _simd_loop(s: K.Loop, depth: int, out: list[str]) -> None:
+def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> None:
     """A vector body of LANES lanes (runtime_c/aotc_simd.h), then the scalar tail."""
     pad = "    " * depth
     v = s.var.name
@@ -223,16 +226,17 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str]) -> None:
         elif isinstance(st, K.Store):
             body.append(f"{pad}    aotc_v8_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec)});")
         else:
-            _stmt(st, depth + 1, body)
+            _stmt(st, depth + 1, body, marks)
     scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD})
     if s.trip >= 0:  # static: the vector part ends at a constant, the tail starts there
         start, trip = s.start.value, s.trip
         mid = start + trip // LANES * LANES
-        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {LANES}) {{")
+        note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
+        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {LANES}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
         if mid < start + trip:
-            _stmt(K.Loop(s.var, K.Const(mid), s.stop, s.body, 1, scalar.marks), depth, out)
+            _stmt(K.Loop(s.var, K.Const(mid), s.stop, s.body, 1, scalar.marks), depth, out, marks)
         return
     out.append(pad + "{")
     out.append(f"{pad}    int64_t {v} = {expr(s.start)};")
@@ -240,7 +244,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str]) -> None:
     out.extend("    " + line for line in body)
     out.append(pad + "    }")
     out.append(f"{pad}    for (; {v} < {expr(s.stop)}; ++{v}) {{")
-    out.extend(stmts(s.body, depth + 2))
+    out.extend(stmts(s.body, depth + 2, marks))
     out.append(pad + "    }")
     out.append(pad + "}")
 
@@ -260,16 +264,16 @@ def _vexpr(e: K.Expr, vec: set[str]) -> str:
     raise TypeError(f"not a vector expression: {e!r}")
 
 
-def _if(s: K.If, depth: int, out: list[str], head: str) -> None:
+def _if(s: K.If, depth: int, out: list[str], head: str, marks: bool = False) -> None:
     pad = "    " * depth
     out.append(f"{head} ({expr(s.cond)}) {{")
-    out.extend(stmts(s.then, depth + 1))
+    out.extend(stmts(s.then, depth + 1, marks))
     if len(s.orelse) == 1 and isinstance(s.orelse[0], K.If):
-        _if(s.orelse[0], depth, out, pad + "} else if")
+        _if(s.orelse[0], depth, out, pad + "} else if", marks)
         return
     if s.orelse:
         out.append(pad + "} else {")
-        out.extend(stmts(s.orelse, depth + 1))
+        out.extend(stmts(s.orelse, depth + 1, marks))
     out.append(pad + "}")
 
 

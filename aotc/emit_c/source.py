@@ -191,3 +191,20 @@ def emit_source(p: Program, header_name: str) -> str:
     _emit_execute(p, out)
     out += [emit_api(p)]
     return "\n".join(out)
+
+
+def describe_program(p: Program) -> str:
+    """A `Program` for `--dump-after program`: signature, arena, slots, and each kernel's IR
+    (printed as C, every loop with its marks), sub-programs first."""
+    out: list[str] = []
+    for q in _all_programs(p):
+        out.append(f"program {q.name} {q.signature_text}  arena {q.arena_bytes} bytes, peak {q.peak_bytes}")
+        for s in q.slots:
+            where = f"@{s.offset}" if s.place in ("arena", "scratch") else s.place
+            out.append(f"  slot {s.cname}: {s.dtype.name}[{','.join(map(str, s.dims))}] {where} live {s.live[0]}-{s.live[1]}"
+                       f" ({s.hlo})")
+        for k in q.kernels:
+            threads = f", threads over [0, {k.outer})" if k.parallel else ""
+            out.append(f"  kernel {k.cname} ({', '.join(k.provenance)}){threads}")
+            out.extend(stmts(k.body, 2, marks=True))
+    return "\n".join(out) + "\n"

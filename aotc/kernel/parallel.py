@@ -25,8 +25,8 @@ def collapse_outer(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
     if loop is None:
         return body, False
     changed = False
-    while loop.trip < COLLAPSE_UNTIL and len(loop.body) == 1 and isinstance(loop.body[0], K.Loop):
-        inner = loop.body[0]
+    while loop.trip < COLLAPSE_UNTIL and _nest(loop) is not None:
+        lets, inner = _nest(loop)
         if K.PARALLEL not in inner.marks or inner.trip <= 0 or inner.step != 1 or loop.step != 1:
             break
         if inner.start != K.Const(0) or loop.start != K.Const(0):
@@ -37,7 +37,7 @@ def collapse_outer(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
         a, b = loop.trip, inner.trip
         f = K.Var(_fresh(body, "f"))  # replaces every use of the variables it merges
         old = {loop.var.name: K.Binary("/", f, K.Const(b), K.INDEX), inner.var.name: K.Binary("%", f, K.Const(b), K.INDEX)}
-        loop = K.Loop(f, K.Const(0), K.Const(a * b), substitute(inner.body, old), 1, inner.marks)
+        loop = K.Loop(f, K.Const(0), K.Const(a * b), substitute(lets + inner.body, old), 1, inner.marks)
         changed = True
     if not changed:
         return body, False
@@ -59,6 +59,15 @@ def split_range(body: tuple[K.Stmt, ...], threaded_ok: bool) -> tuple[tuple[K.St
         return body, 0
     ranged = K.Loop(loop.var, LO, HI, loop.body, 1, loop.marks)
     return tuple(ranged if s is loop else s for s in body), loop.trip
+
+
+def _nest(loop: K.Loop):
+    """(values, inner loop) when `loop`'s body is values followed by one loop, else None."""
+    if not loop.body or not isinstance(loop.body[-1], K.Loop):
+        return None
+    if not all(isinstance(s, K.Let) for s in loop.body[:-1]):
+        return None
+    return loop.body[:-1], loop.body[-1]
 
 
 def substitute(body: tuple[K.Stmt, ...], values: dict[str, K.Expr]) -> tuple[K.Stmt, ...]:
