@@ -18,6 +18,10 @@ from . import __version__
 from .driver import Frontend, Generated, frontend, generate
 from .errors import AotcError
 from .options import CompileOptions
+from .toolchain.build import build_outputs, cache_dir
+from .toolchain.loader import load_library
+from .toolchain.runner import bench_runner, build_runner, run_runner
+from .toolchain.targets import resolve_target
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,6 @@ def _write_all(files: dict[str, str]) -> None:
 def compile(model: str, config=None, out: str = "libmodel", options: CompileOptions | None = None,
             **kw) -> CompileResult:
     """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit)."""
-    from .toolchain.build import build_outputs
-    from .toolchain.targets import resolve_target
 
     options = _options(options, kw)
     target = resolve_target(options.target, options.target_cpu, options.target_features)
@@ -83,8 +85,6 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
 def _cached_generate(model: str, config, options: CompileOptions):
     """Generate C into the cache, in a directory named by the hash of the generated text
     and the build settings; returns (Frontend, Generated, c_path, Target)."""
-    from .toolchain.build import cache_dir
-    from .toolchain.targets import resolve_target
 
     target = resolve_target(options.target, options.target_cpu, options.target_features)
     fe = frontend(model, config, options)
@@ -101,9 +101,6 @@ def _cached_generate(model: str, config, options: CompileOptions):
 
 def load(result: CompileResult | str, options: CompileOptions | None = None):
     """A callable model (numpy in, numpy out) from a CompileResult or a `<out>` prefix path."""
-    from .toolchain.build import build_outputs
-    from .toolchain.loader import load_library
-    from .toolchain.targets import resolve_target
 
     if isinstance(result, CompileResult):
         prefix, name = result.c_path[:-2], result.name
@@ -146,7 +143,6 @@ def _feed_arrays(fe: Frontend, inputs: dict) -> list[np.ndarray]:
 
 def _runner(model: str, config, target: str | None, options: CompileOptions | None, kw: dict):
     """The cached runner program of a model: (Frontend, Program, runner path, Target)."""
-    from .toolchain.runner import build_runner
 
     options = _options(options, kw)
     if target is not None:
@@ -159,7 +155,6 @@ def _runner(model: str, config, target: str | None, options: CompileOptions | No
 def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
         options: CompileOptions | None = None, threads: int = 1, **kw) -> dict[str, np.ndarray]:
     """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
-    from .toolchain.runner import run_runner
 
     fe, prog, runner, tgt = _runner(model, config, target, options, kw)
     outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads)
@@ -170,7 +165,6 @@ def bench(model: str, config=None, inputs: dict | None = None, target: str | Non
           options: CompileOptions | None = None, threads: int = 1, iters: int = 100, warmup: int = 5,
           **kw) -> dict:
     """Time the compiled function in C (no Python in the measured region)."""
-    from .toolchain.runner import bench_runner
 
     fe, prog, runner, tgt = _runner(model, config, target, options, kw)
     arrays = _feed_arrays(fe, inputs) if inputs is not None else None

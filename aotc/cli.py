@@ -13,9 +13,15 @@ import sys
 from typing import Callable, NoReturn
 
 import click
+import numpy as np
 
 from . import __version__
+from .api import bench as aotc_bench
+from .api import compile as aotc_compile
+from .api import run as aotc_run
 from .errors import AotcError
+from .info import build_report, format_report, load_model
+from .options import CompileOptions
 
 
 def _fail(err: AotcError) -> NoReturn:
@@ -76,7 +82,6 @@ def main() -> None:
 @_handles_errors
 def info(model: str, config: str | None, elided_constants: str, bind_constants: str | None, as_json: bool) -> None:
     """Show a model's signature, computations, opcodes, constants and memory plan."""
-    from .info import build_report, format_report, load_model
 
     loaded = load_model(model, config, elided_constants, bind_constants, keep_elided=True)
     report = build_report(loaded)
@@ -101,7 +106,6 @@ def target_options(fn: Callable) -> Callable:
 
 
 def _compile_options(**kw):
-    from .options import CompileOptions
 
     cflags = tuple((kw.pop("cflags", "") or "").split())
     return CompileOptions(cflags=cflags, **{k: v for k, v in kw.items() if v is not None})
@@ -110,7 +114,6 @@ def _compile_options(**kw):
 def _read_inputs(path: str | None) -> dict | None:
     if path is None:
         return None
-    import numpy as np
 
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -138,7 +141,6 @@ def _read_inputs(path: str | None) -> dict | None:
 def compile_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
                 out, name, emit, dump_after, dump_dir) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
-    from .api import compile as aotc_compile
 
     listed = [k.strip() for k in emit.split(",") if k.strip()]
     bad = [k for k in listed if k not in ("o", "so", "a", "none")]
@@ -169,9 +171,7 @@ def compile_cmd(model, config, elided_constants, bind_constants, target, target_
 def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
             inputs, output) -> None:
     """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator."""
-    import numpy as np
 
-    from .api import run as aotc_run
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)
@@ -197,7 +197,6 @@ def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu,
 def bench_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
               inputs, threads, iters, warmup, as_json) -> None:
     """Time the compiled function with a timing loop in C (no Python in the measured region)."""
-    from .api import bench as aotc_bench
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)

@@ -19,7 +19,9 @@ from .frontend.config import identifier_problem, load_config
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
 from .hlo.ir import Module
+from .hlo.printer import print_module
 from .hlo.verifier import verify
+from .ops.registry import shape_rule
 from .lower.pipeline import LowerResult, STAGES, lower
 from .options import CompileOptions
 
@@ -57,7 +59,7 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
     `keep_elided` (reporting), elided constants nothing fills stay elided."""
     source = text if text is not None else read_model(model)
     module = parse_hlo(source, model)                                   # HLO text -> IR
-    verify(module, source)                                              # structure, shapes
+    verify(module, source, shape_rule)                                  # structure, shapes
     if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
         module = resolve_constants(module, options.elided_constants,    # elided constants
                                    options.bind_constants, source)
@@ -106,7 +108,6 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
 
 
 def _dump(stage: str, obj, dump_dir: str | None) -> None:
-    from .hlo.printer import print_module
     if isinstance(obj, Module):
         text = print_module(obj)
     elif hasattr(obj, "roles"):

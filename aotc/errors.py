@@ -6,7 +6,10 @@ line and a caret; a YAML key path makes it `FILE: error: key.path: message`.
 """
 from __future__ import annotations
 
-from .hlo.ir import Loc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a location is any object with file/line/col: errors sit below every stage
+    from .hlo.ir import Loc
 
 
 class AotcError(Exception):

@@ -12,11 +12,13 @@ from typing import Any
 
 from .driver import Frontend, frontend
 from .errors import AotcError
-from .frontend.constants import elided_constants
+from .frontend.constants import elided_constants, resolve_constants
 from .frontend.signature import Signature
 from .hlo.dtypes import from_numpy
 from .hlo.ir import Module
 from .hlo.shape import ArrayShape, leaves
+from .lower.pipeline import lower
+from .ops import registry
 from .options import CompileOptions
 
 
@@ -72,26 +74,30 @@ def build_report(model: Frontend) -> dict[str, Any]:
 
 
 def _unsupported(counts: dict[str, int]) -> list[str]:
-    from .ops import registry
-
     return sorted(op for op in counts if not registry.compilable(op))
 
 
 def _memory_plan(module: Module, sig: Signature) -> Any:
     try:
-        from . import lower
-    except ImportError:
-        return None
-    plan_for_info = getattr(lower, "plan_for_info", None)
-    if plan_for_info is None:
-        return None
-    try:
-        rows = plan_for_info(module, sig)
+        return plan_for_info(module, sig)
     except AotcError as e:
         return {"error": e.message}
-    if isinstance(rows, dict):
-        return rows
-    return [dict(r) if isinstance(r, dict) else r for r in rows] if rows is not None else None
+
+
+def plan_for_info(module: Module, sig: Signature) -> dict:
+    """The static memory plan of a model: arena and peak bytes and one row per buffer
+    (slot, place, offset, bytes, type, live range, HLO value)."""
+    module = resolve_constants(module, "zeros")  # elided values do not change the plan
+    p = lower(module, sig, name="model", source=module.source).program
+    rows = []
+    for s in p.slots:
+        rows.append({
+            "slot": s.cname, "place": s.place,
+            "offset": s.offset if s.place in ("arena", "scratch") else "-",
+            "bytes": s.nbytes, "type": f"{s.dtype.name}[{','.join(map(str, s.dims))}]" if s.place != "scratch" else "scratch",
+            "live": f"{s.live[0]}-{s.live[1]}", "hlo": s.hlo,
+        })
+    return {"arena_bytes": p.arena_bytes, "peak_bytes": p.peak_bytes, "kernels": len(p.kernels), "buffers": rows}
 
 
 # ---------------------------------------------------------------- text

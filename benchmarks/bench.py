@@ -1,8 +1,14 @@
 """aotc against XLA:CPU and numpy, single-threaded, side by side in one run.
 
 Workloads (HLO exported with JAX and committed beside this script):
-    matmul512  f32[512,512] x f32[512,512]
-    chain1m    the 10-op elementwise chain of tests/fixtures/cases.py on 1M f32
+    matmul512     f32[512,512] x f32[512,512]
+    chain1m       the 10-op elementwise chain of tests/fixtures/cases.py on 1M f32
+    softmax       softmax over the rows of f32[256,4096]
+    layernorm     layernorm over the rows of f32[512,1024], scale and shift fed
+    conv3x3       conv 3x3 SAME, 1x56x56x64 -> 64 (NHWC, HWIO)
+    depthwise     depthwise conv 3x3 SAME, 1x112x112x32
+    bnconv        conv3x3 + BatchNorm (inference) + ReLU, weights fed
+    bnconv_bound  the same model with the weights frozen in (`bound:`); XLA still gets them fed
 
 Columns: XLA:CPU (tests/oracle/xla.py timing in a child process with
 PJRT_NPROC=1), numpy (a child process with OPENBLAS_NUM_THREADS=1; the chain as
@@ -38,43 +44,98 @@ WORKLOADS = {
                   "what": "f32 matmul 512x512x512", "iters": 50},
     "chain1m": {"feeds": [("x", (1 << 20,))], "fetch": "y",
                 "what": "10-op elementwise chain, 1M f32", "iters": 100},
+    "softmax": {"feeds": [("x", (256, 4096))], "fetch": "y",
+                "what": "softmax over rows, f32[256,4096]", "iters": 100},
+    "layernorm": {"feeds": [("x", (512, 1024)), ("g", (1024,)), ("b", (1024,))], "fetch": "y",
+                  "what": "layernorm over rows, f32[512,1024]", "iters": 100},
+    "conv3x3": {"feeds": [("x", (1, 56, 56, 64)), ("w", (3, 3, 64, 64))], "fetch": "y",
+                "what": "conv 3x3 SAME 1x56x56x64 -> 64", "iters": 50},
+    "depthwise": {"feeds": [("x", (1, 112, 112, 32)), ("w", (3, 3, 1, 32))], "fetch": "y",
+                  "what": "depthwise 3x3 SAME 1x112x112x32", "iters": 50},
+    "bnconv": {"feeds": [("x", (1, 56, 56, 64)), ("w", (3, 3, 64, 64)), ("gamma", (64,)), ("beta", (64,)),
+                         ("mean", (64,)), ("var", (64,))], "fetch": "y",
+               "what": "conv 3x3 + BatchNorm + ReLU, weights fed", "iters": 50},
+    # the same model with every weight frozen into the binary (`bound:`); XLA gets them fed
+    "bnconv_bound": {"model": "bnconv", "bound": ("w", "gamma", "beta", "mean", "var"),
+                     "what": "conv 3x3 + BatchNorm + ReLU, weights bound", "iters": 50},
 }
 
 
+def spec(name: str) -> dict:
+    """A workload with its model's feeds and fetch (a bound variant shares its model's)."""
+    w = WORKLOADS[name]
+    return {**WORKLOADS[w["model"]], **w} if "model" in w else w
+
+
 def paths(name: str) -> tuple[str, str]:
-    return os.path.join(HERE, f"{name}.hlo"), os.path.join(HERE, f"{name}.yaml")
+    model = WORKLOADS[name].get("model", name)
+    return os.path.join(HERE, f"{model}.hlo"), os.path.join(HERE, f"{model}.yaml")
 
 
 def make_inputs(name: str) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(2024)
     lo = -1.0 if name == "matmul512" else -3.0
-    return {n: rng.uniform(lo, -lo, size=s).astype(np.float32)
-            for n, s in WORKLOADS[name]["feeds"]}
+    out = {n: rng.uniform(lo, -lo, size=s).astype(np.float32) for n, s in spec(name)["feeds"]}
+    if "var" in out:
+        out["var"] = np.abs(out["var"]) + np.float32(0.1)
+    return out
 
 
 # ------------------------------------------------------------------ export
 
-def export() -> None:
-    """Write <name>.hlo (pre-optimization HLO from JAX) and <name>.yaml."""
+def _models():
+    """The JAX function of each model, for --export."""
     import jax
-
+    import jax.numpy as jnp
     from tests.fixtures.cases import chain10
 
-    fns = {"matmul512": lambda a, b: a @ b, "chain1m": chain10}
-    for name, w in WORKLOADS.items():
+    def conv(x, w, groups=1):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                            feature_group_count=groups)
+
+    def layernorm(x, g, b):
+        m = jnp.mean(x, axis=-1, keepdims=True)
+        v = jnp.mean(jnp.square(x - m), axis=-1, keepdims=True)
+        return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+    def bnconv(x, w, gamma, beta, mean, var):
+        y = conv(x, w)
+        return jax.nn.relu((y - mean) * jax.lax.rsqrt(var + 1e-3) * gamma + beta)
+
+    return {"matmul512": lambda a, b: a @ b, "chain1m": chain10,
+            "softmax": lambda x: jax.nn.softmax(x, axis=-1), "layernorm": layernorm,
+            "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv}
+
+
+def export() -> None:
+    """Write <model>.hlo (pre-optimization HLO from JAX) and <model>.yaml."""
+    import jax
+
+    for name, fn in _models().items():
+        w = WORKLOADS[name]
         args = [np.zeros(s, np.float32) for _, s in w["feeds"]]
-        text = jax.jit(fns[name]).lower(*args).as_text(dialect="hlo")
+        text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
         hlo, cfg = paths(name)
         with open(hlo, "w") as f:
             f.write(text)
-        lines = ["feeds:"]
-        for i, (n, s) in enumerate(w["feeds"]):
-            lines += [f"  - id: {i}", f"    name: {n}",
-                      f"    shape: [{', '.join(map(str, s))}]", "    type: f32"]
-        lines += ["fetches:", "  - id: 0", f"    name: {w['fetch']}"]
         with open(cfg, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(config_text(name))
         print(f"wrote {os.path.relpath(hlo, ROOT)} and {os.path.relpath(cfg, ROOT)}")
+
+
+def config_text(name: str, npz: str | None = None) -> str:
+    """The YAML config of a workload; bound feeds are read from `npz`."""
+    w = spec(name)
+    bound = w.get("bound", ())
+    lines = ["feeds:"]
+    for i, (n, s) in enumerate(w["feeds"]):
+        if n not in bound:
+            lines += [f"  - id: {i}", f"    name: {n}", f"    shape: [{', '.join(map(str, s))}]", "    type: f32"]
+    lines += ["fetches:", "  - id: 0", f"    name: {w['fetch']}"]
+    if bound:
+        lines += ["bound:", f"  file: {npz}", "  params:"]
+        lines += [f"    - {{id: {i}, key: {n}}}" for i, (n, _) in enumerate(w["feeds"]) if n in bound]
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------ numpy
@@ -92,19 +153,29 @@ def numpy_chain(x: np.ndarray) -> np.ndarray:
     return np.tanh(i * b)
 
 
+def numpy_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def numpy_layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+    m = x.mean(axis=-1, keepdims=True)
+    d = x - m
+    v = (d * d).mean(axis=-1, keepdims=True)
+    return d / np.sqrt(v + np.float32(1e-5)) * g + b
+
+
+NUMPY = {"matmul512": lambda a, b: a @ b, "chain1m": numpy_chain, "softmax": numpy_softmax,
+         "layernorm": numpy_layernorm}
+
+
 def numpy_child(name: str, iters: int) -> dict:
     """Runs inside the single-threaded child process."""
     ins = make_inputs(name)
-    if name == "matmul512":
-        a, b = ins["a"], ins["b"]
+    args = [ins[n] for n, _ in spec(name)["feeds"]]
 
-        def fn():
-            return a @ b
-    else:
-        x = ins["x"]
-
-        def fn():
-            return numpy_chain(x)
+    def fn():
+        return NUMPY[name](*args)
     for _ in range(3):
         fn()
     samples = []
@@ -118,6 +189,8 @@ def numpy_child(name: str, iters: int) -> dict:
 
 
 def time_numpy(name: str, iters: int) -> dict:
+    if name not in NUMPY:
+        raise RuntimeError("no numpy version")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--numpy-child", name,
                         "--iters", str(iters)], capture_output=True, text=True, env=env,
@@ -140,7 +213,7 @@ def time_xla(name: str, iters: int) -> dict:
     ins = make_inputs(name)
     with open(hlo) as f:
         text = f.read()
-    return time_hlo(text, [ins[n] for n, _ in WORKLOADS[name]["feeds"]], iters=iters, threads=1)
+    return time_hlo(text, [ins[n] for n, _ in spec(name)["feeds"]], iters=iters, threads=1)
 
 
 def aotc_command() -> list[str] | None:
@@ -160,7 +233,15 @@ def time_aotc(name: str, iters: int, tmp: str) -> dict:
         raise RuntimeError("aotc CLI not found")
     hlo, cfg = paths(name)
     npz = os.path.join(tmp, f"{name}_inputs.npz")
-    np.savez(npz, **make_inputs(name))
+    ins = make_inputs(name)
+    bound = spec(name).get("bound", ())
+    np.savez(npz, **{k: v for k, v in ins.items() if k not in bound})
+    if bound:  # the weights frozen into the binary from an npz beside a config of its own
+        weights = os.path.join(tmp, f"{name}_weights.npz")
+        np.savez(weights, **{k: v for k, v in ins.items() if k in bound})
+        cfg = os.path.join(tmp, f"{name}.yaml")
+        with open(cfg, "w") as f:
+            f.write(config_text(name, weights))
     p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", "1", "--json",
                               "--iters", str(iters), "--inputs", npz],
                        capture_output=True, text=True, timeout=1800)

@@ -12,10 +12,12 @@ import numpy as np
 
 from ..hlo.dtypes import DType
 from ..kernel import ir as K
+from ..kernel.vectorize import LANES, SIMD, VECTOR_BINARY, VECTOR_CALLS, vector_vars
 
 _PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
          "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
 _ARITH = frozenset({"+", "-", "*", "/", "%"})
+_RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _INT_BOUNDS = {"s8": "INT8", "s16": "INT16", "s32": "INT32", "s64": "INT64",
                "u8": "UINT8", "u16": "UINT16", "u32": "UINT32", "u64": "UINT64"}
 
@@ -86,7 +88,7 @@ def expr(e: K.Expr) -> str:
     if isinstance(e, K.Call):
         return f"{e.fn}({', '.join(expr(a) for a in e.args)})"
     if isinstance(e, K.Select):
-        return f"{_primary(e.cond)} ? {_primary(e.a)} : {_primary(e.b)}"
+        return f"{_primary(e.cond)} ? {_primary(e.a, allow_cast=True)} : {_primary(e.b, allow_cast=True)}"
     if isinstance(e, K.Field):
         return f"{_primary(e.a)}.{e.name}"
     if isinstance(e, K.Ptr):
@@ -127,6 +129,11 @@ def _operand(e: K.Expr, parent: str, right: bool) -> str:
         p, q = _PREC[e.op], _PREC[parent]
         both_arith = e.op in _ARITH and parent in _ARITH
         if both_arith and (p > q or (p == q and not right)):
+            return expr(e)
+        # `i < n + 1`, `a >= 0 && a <= 2`, `a && b && c`: binding C's precedence makes plain
+        # and gcc's -Wparentheses leaves alone
+        if (e.op in _ARITH and parent in _RELATIONAL) or (parent in ("&&", "||") and e.op in _RELATIONAL) \
+                or (parent in ("&&", "||") and e.op == parent and not right):
             return expr(e)
         return f"({expr(e)})"
     if isinstance(e, (K.Select, K.Ptr, K.LegacyExpr)):
@@ -176,6 +183,8 @@ def _stmt(s: K.Stmt, depth: int, out: list[str]) -> None:
         out.append(f"{pad}{ctype(s.buf.dtype)} {s.buf.name}[{s.buf.size}];")
         if s.init is not None:
             out.append(f"{pad}for (int l = 0; l < {s.buf.size}; ++l) {s.buf.name}[l] = {expr(s.init)};")
+    elif isinstance(s, K.Loop) and SIMD in s.marks:
+        _simd_loop(s, depth, out)
     elif isinstance(s, K.Loop):
         v = s.var.name
         step = f"++{v}" if s.step == 1 else f"{v} += {s.step}"
@@ -219,6 +228,55 @@ def _is_exit(s: K.Stmt) -> bool:
 
 def _negated(c: K.Expr) -> str:
     return expr(c.a) if isinstance(c, K.Unary) and c.op == "!" else f"!{_primary(c)}"
+
+
+def _simd_loop(s: K.Loop, depth: int, out: list[str]) -> None:
+    """A vector body of LANES lanes (runtime_c/aotc_simd.h), then the scalar tail."""
+    pad = "    " * depth
+    v = s.var.name
+    vec = vector_vars(s)
+    body = []
+    for st in s.body:
+        if isinstance(st, K.Let) and st.var.name in vec:
+            body.append(f"{pad}    const aotc_v8f {st.var.name} = {_vexpr(st.value, vec)};")
+        elif isinstance(st, K.Store):
+            body.append(f"{pad}    aotc_v8_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec)});")
+        else:
+            _stmt(st, depth + 1, body)
+    scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD})
+    if s.trip >= 0:  # static: the vector part ends at a constant, the tail starts there
+        start, trip = s.start.value, s.trip
+        mid = start + trip // LANES * LANES
+        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {LANES}) {{")
+        out.extend(body)
+        out.append(pad + "}")
+        if mid < start + trip:
+            _stmt(K.Loop(s.var, K.Const(mid), s.stop, s.body, 1, scalar.marks), depth, out)
+        return
+    out.append(pad + "{")
+    out.append(f"{pad}    int64_t {v} = {expr(s.start)};")
+    out.append(f"{pad}    for (; {v} + {LANES} <= {expr(s.stop)}; {v} += {LANES}) {{")
+    out.extend("    " + line for line in body)
+    out.append(pad + "    }")
+    out.append(f"{pad}    for (; {v} < {expr(s.stop)}; ++{v}) {{")
+    out.extend(stmts(s.body, depth + 2))
+    out.append(pad + "    }")
+    out.append(pad + "}")
+
+
+def _vexpr(e: K.Expr, vec: set[str]) -> str:
+    """An 8-lane value: lane k is `e` at loop variable + k."""
+    if not K.free_vars(e) & vec:
+        return f"aotc_v8_set1({expr(e)})"
+    if isinstance(e, K.Var):
+        return e.name
+    if isinstance(e, K.Load):
+        return f"aotc_v8_load(&{e.buf.name}[{expr(e.index)}])"
+    if isinstance(e, K.Binary):
+        return f"{VECTOR_BINARY[e.op]}({_vexpr(e.a, vec)}, {_vexpr(e.b, vec)})"
+    if isinstance(e, K.Call):
+        return f"{VECTOR_CALLS[e.fn]}({', '.join(_vexpr(a, vec) for a in e.args)})"
+    raise TypeError(f"not a vector expression: {e!r}")
 
 
 def _if(s: K.If, depth: int, out: list[str], head: str) -> None:

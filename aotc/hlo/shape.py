@@ -14,6 +14,10 @@ from typing import Union
 from .dtypes import DType, DTYPES
 
 
+class ShapeError(Exception):
+    """Raised by shape rules; the verifier turns it into a located AotcError."""
+
+
 @dataclass(frozen=True, slots=True)
 class ArrayShape:
     dtype: DType

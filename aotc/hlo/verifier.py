@@ -9,14 +9,16 @@ semantics beyond attribute ranges and the calling conventions of control flow.
 """
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import AotcError, located
 from .ir import COMPUTATION_ATTRS, COMPUTATION_LIST_ATTRS, Computation, Instruction, Loc, Module
 from .opcodes import OPCODES, VARIADIC
-from .shape import ArrayShape, Shape, TupleShape, leaves
+from .shape import ArrayShape, Shape, ShapeError, TupleShape, leaves
+
+# opcode -> its shape rule `(instr, operand shapes) -> shape` (raising ShapeError), or None
+ShapeRuleLookup = Callable[[str], Callable[[Instruction, list[Shape]], Shape] | None]
 
 _FAR = (1 << 62, 0)  # sort key of problems without a location: after everything located
 
@@ -43,8 +45,10 @@ class _Problems:
         return min(self.items) if self.items else None
 
 
-def verify(module: Module, source_text: str | None = None) -> None:
-    """Raise one located AotcError for the first problem (in source order) in `module`."""
+def verify(module: Module, source_text: str | None = None, shape_rule: ShapeRuleLookup | None = None) -> None:
+    """Raise one located AotcError for the first problem (in source order) in `module`.
+    `shape_rule(opcode)` gives the op's shape rule (the op definitions own them: this layer
+    takes them as a parameter); without it only structure is checked."""
     problems = _Problems()
     bad: set[str] = set()  # instructions whose structure is broken: no shape checks on them
     _check_computation_names(module, problems)
@@ -59,11 +63,11 @@ def verify(module: Module, source_text: str | None = None) -> None:
     _check_call_cycles(module, problems)
     _check_entry_layout(module, problems)
     _check_aliases(module, problems)
-    rule_for = _rule_lookup()
-    for comp in module.computations:
-        for instr in comp.instructions:
-            if instr.name not in bad:
-                _check_shape(module, comp, instr, problems, rule_for)
+    if shape_rule is not None:
+        for comp in module.computations:
+            for instr in comp.instructions:
+                if instr.name not in bad:
+                    _check_shape(module, comp, instr, problems, shape_rule)
     worst = problems.first()
     if worst is None:
         return
@@ -488,15 +492,6 @@ def _check_aliases(module: Module, problems: _Problems) -> None:
 # ---------------------------------------------------------------- shapes
 
 
-def _rule_lookup():
-    """registry.rule, or a lookup that finds nothing while no op family exists yet."""
-    from ..ops import registry
-
-    if importlib.util.find_spec("aotc.ops.families") is None:
-        return lambda opcode: None
-    return registry.rule
-
-
 def _args_text(shapes: list[Shape]) -> str:
     return ", ".join(s.text(False) for s in shapes)
 
@@ -507,13 +502,11 @@ def _check_shape(module: Module, comp: Computation, instr: Instruction, problems
     if message:
         problems.add(f"{instr.name}: {message}", instr.loc)
         return
-    rule = rule_for(instr.opcode)
-    if rule is None or rule.shape is None:
+    shape_fn = rule_for(instr.opcode)
+    if shape_fn is None:
         return
-    from ..ops.registry import ShapeError
-
     try:
-        inferred = rule.shape(instr, shapes)
+        inferred = shape_fn(instr, shapes)
     except ShapeError as e:
         problems.add(str(e), instr.loc)
         return

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from ..hlo.dtypes import DTYPES, DType
+from ..hlo.shape import ArrayShape
 
 INDEX = DTYPES["s64"]  # the type of loop variables and element indices
 BOOL = DTYPES["pred"]
@@ -50,7 +51,6 @@ class Buf:
 
     @property
     def shape(self):  # transitional
-        from ..hlo.shape import ArrayShape
         return ArrayShape(self.dtype, self.dims)
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 from . import ir as K
 from .hoist import hoist_invariants
 from .parallel import collapse_outer, split_range, worth_threads
+from .reuse import reuse_fold_values
 from .simplify import simplify_indices
+from .vectorize import mark_simd
 
 KERNEL_PASSES = (
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)
     ("simplify", simplify_indices),     # affine index arithmetic in simplest form
     ("hoist", hoist_invariants),        # loop-invariant values and folds computed once, before their loop
+    ("reuse", reuse_fold_values),       # a map loop loads what a fold over its row computed (softmax's exp)
+    ("vectorize", mark_simd),           # f32 vector loops: 8-lane body (aotc_simd.h) plus scalar tail
 )
 
 

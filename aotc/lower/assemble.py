@@ -56,11 +56,12 @@ class _Slots:
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
-                  names: NameSupply) -> Program:
+                  names: NameSupply, lower_sub) -> Program:
+    """`lower_sub` lowers a computation control flow runs (the pipeline's own `lower`)."""
     roles = fplan.roles
     slots = _Slots(names.local())
     fns = ScalarFunctions(m, names)
-    subs = SubPrograms(m, name, target, source, source_text, names)
+    subs = SubPrograms(m, name, target, source, source_text, names, lower_sub)
     scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}

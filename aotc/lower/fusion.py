@@ -18,11 +18,9 @@ from dataclasses import dataclass
 
 from ..errors import located
 from ..hlo.ir import Computation
-from ..hlo.opcodes import OPCODES
 from ..hlo.shape import ArrayShape
-from ..ops.registry import rule
+from ..ops.registry import CHEAP, KEEPS_INDEX, has, rule
 
-CHEAP = frozenset({"broadcast", "iota", "reshape", "slice", "transpose", "reverse", "copy"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +78,7 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
         roots: set[str] = set()
         for u in users[n]:
             roots |= {u} if roles[u] != "fused" else reach.get(u, set())
-        if roles[n] == "fused" and len(roots) > 1 and ins.opcode not in CHEAP:
+        if roles[n] == "fused" and len(roots) > 1 and not has(ins.opcode, CHEAP):
             roles[n] = "kernel"
         reach[n] = {n} if roles[n] != "fused" else roots
     # a materialized row-major reshape of a materialized value is a view of it
@@ -140,7 +138,7 @@ def _row_consumer(comp, roles, users, name: str, kept: tuple[int, ...]) -> str |
             if bdims != tuple(range(len(src))) or dims[:len(src)] != src:
                 return None
             expanded = True
-        elif OPCODES[ins.opcode].category != "elementwise" or rule(ins.opcode) is None:
+        elif not has(ins.opcode, KEEPS_INDEX) or (expanded and ins.opcode == "reshape"):
             return None
         if roles[n] == "fused":
             todo.extend((u, expanded) for u in users[n])

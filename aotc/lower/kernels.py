@@ -13,11 +13,9 @@ from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, KernelBuilder, c_ident, compute_type, store_value
-from ..ops.registry import rule
+from ..ops.registry import KEEPS_INDEX, rule
 from .names import NameSupply
 
-# fused ops that keep the element index unchanged (a flat loop needs nothing else)
-_FLAT_OK = frozenset({"reshape", "copy", "convert"})
 
 
 def fused_producers(comp: Computation, root: Instruction, roles: dict[str, str]) -> set[str]:
@@ -33,14 +31,13 @@ def fused_producers(comp: Computation, root: Instruction, roles: dict[str, str])
 
 
 def _is_flat(comp: Computation, names: set[str]) -> bool:
+    """Whether every instruction of a kernel reads its operands at the element it computes
+    (so one flat loop over the linear index computes it, and it may write over a buffer it
+    reads for the last time)."""
     for n in names:
         ins = comp.get(n)
         r = rule(ins.opcode)
-        if ins.opcode in _FLAT_OK:
-            continue
-        if ins.opcode in ("broadcast", "iota", "transpose", "slice", "reverse", "pad", "concatenate", "reduce"):
-            return False
-        if r is None or r.elemental is None:
+        if r is None or KEEPS_INDEX not in r.traits:
             return False
         # elementwise ops with scalar operands broadcast implicitly (select/clamp)
         if any(isinstance(comp.get(o).shape, ArrayShape) and comp.get(o).shape.rank == 0

@@ -55,7 +55,8 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("fusion", fplan)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
     program = build_program(m, entry, fplan, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
-                            name=name, source=source, target=target, source_text=source_text, names=names)
+                            name=name, source=source, target=target, source_text=source_text, names=names,
+                            lower_sub=lower)
     dump("program", program)
     return LowerResult(m, fplan, program)
 

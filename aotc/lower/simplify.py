@@ -8,8 +8,8 @@ its live values (fetches and variable updates). Value references are
 from __future__ import annotations
 
 from ..hlo.ir import Computation, Module
+from ..ops.registry import IDENTITY, has
 
-IDENTITIES = ("copy", "opt-barrier")
 ValueRef = tuple[str, tuple[int, ...]]
 
 
@@ -22,7 +22,7 @@ def resolve(comp: Computation, ref: ValueRef) -> ValueRef:
             name, idx = ins.operands[idx[0]], idx[1:]
         elif ins.opcode == "get-tuple-element":
             name, idx = ins.operands[0], (ins.attr("index"),) + idx
-        elif ins.opcode in IDENTITIES:
+        elif has(ins.opcode, IDENTITY):
             name = ins.operands[0]
         else:
             return name, idx
@@ -37,7 +37,7 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
     for ins in entry.instructions:
         ops = tuple(subst.get(o, o) for o in ins.operands)
         ins = ins.with_(operands=ops)
-        if ins.opcode in IDENTITIES or (ins.opcode == "get-tuple-element"):
+        if has(ins.opcode, IDENTITY) or (ins.opcode == "get-tuple-element"):
             target, idx = resolve(entry, (ins.name, ()))
             if not idx:
                 subst[ins.name] = target

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, leaves
+from ..frontend.signature import Feed, Fetch, Signature
 from .names import NameSupply
 
 
@@ -58,10 +59,11 @@ class SubPrograms:
     """Lowers and caches the Program of each computation control flow calls."""
 
     def __init__(self, module: Module, parent: str, target: str, source: str, source_text: str | None,
-                 names: NameSupply):
+                 names: NameSupply, lower_fn):
         self.module = module
         self.parent = parent
         self.names = names
+        self.lower_fn = lower_fn  # the pipeline's `lower`, injected: no import cycle
         self.target = target
         self.source = source
         self.source_text = source_text
@@ -80,9 +82,6 @@ class SubPrograms:
         return prog
 
     def _lower(self, comp_name: str):
-        from ..frontend.signature import Feed, Fetch, Signature
-        from .pipeline import lower
-
         comp = self.module.computation(comp_name)
         flat, params = flatten_parameters(comp)
         feeds = tuple(Feed(k, f"p{k}", k, shape, name) for k, (name, shape) in enumerate(params))
@@ -93,5 +92,5 @@ class SubPrograms:
                       for c in self.module.computations)
         m = self.module.with_computations(comps, entry=comp_name)
         name = self.names.program(self.parent, comp_name)
-        return lower(m, Signature(feeds, fetches), name=name, source=self.source, target=self.target,
+        return self.lower_fn(m, Signature(feeds, fetches), name=name, source=self.source, target=self.target,
                      source_text=self.source_text, names=self.names).program

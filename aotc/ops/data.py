@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import Shape, TupleShape
-from .registry import OpRule, ShapeError, register
+from .registry import IDENTITY, OpRule, ShapeError, register
 
 
 def _declared(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -48,7 +48,7 @@ register(OpRule("parameter", shape=_declared, structural=True))
 register(OpRule("constant", shape=_constant_shape, structural=True))
 register(OpRule("tuple", shape=_tuple_shape, structural=True))
 register(OpRule("get-tuple-element", shape=_gte_shape, structural=True))
-register(OpRule("opt-barrier", shape=_opt_barrier_shape, structural=True))
+register(OpRule("opt-barrier", shape=_opt_barrier_shape, structural=True, traits=frozenset({IDENTITY})))
 # call/fusion results are checked against the callee's root by the verifier
 register(OpRule("call", shape=_declared, structural=True))
 register(OpRule("fusion", shape=_declared, structural=True))

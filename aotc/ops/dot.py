@@ -15,6 +15,7 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
+from ..runtime_c import gemm_scratch_bytes
 from ..kernel.builder import Index, compute_type, load_value, store_value
 from .elementwise import _arr, convert_expr, suffix
 
@@ -139,7 +140,6 @@ def _parts(p: GemmPlan) -> int:
 
 def _gemm_bytes(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, p: GemmPlan) -> int:
     """Packing scratch of one slice."""
-    from ..runtime_c import gemm_scratch_bytes
     es = 8 if gemm_type(instr, lhs, rhs) == "f64" else 4
     return gemm_scratch_bytes(p.m, p.n, p.k, es)
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type
 from .elementwise import _arr
 from .gather_scatter import clamp_index
 from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs):
-    from .legacy_c import Index
     return Index(tuple(dims), tuple(exprs))
 
 
@@ -29,16 +30,16 @@ def _check_starts(instr: Instruction, shapes: list[Shape], first: int, rank: int
             raise ShapeError(f"start index {k} must be an integer scalar, got {a.text(False)}")
 
 
-def _starts(ctx, instr: Instruction, first: int, limits: list[int]) -> list[str]:
-    """C int64 locals: each start index clamped into [0, limit]."""
-    out = []
+def _starts(kb, instr: Instruction, first: int, limits: list[int]) -> list[K.Expr]:
+    """int64 values (locals or constants): each start index clamped into [0, limit]."""
+    out: list[K.Expr] = []
     for d, hi in enumerate(limits):
         if hi <= 0:  # the slice spans the dimension: the start can only be 0
-            out.append("0")
+            out.append(K.Const(0))
             continue
-        opnd = ctx.producers[instr.operands[first + d]]
-        v = ctx.operand(instr, first + d, _index((), ()))
-        out.append(ctx.let("int64_t", clamp_index(v, opnd.array_shape.dtype, hi), "start"))
+        opnd = kb.producers[instr.operands[first + d]]
+        v = kb.operand(instr, first + d, _index((), ()))
+        out.append(kb.let(clamp_index(v, opnd.array_shape.dtype, hi), "start"))
     return out
 
 
@@ -56,12 +57,12 @@ def _dynamic_slice_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(a.dtype, tuple(sizes))
 
 
-def _dynamic_slice_elem(ctx, instr: Instruction, idx) -> str:
-    a = ctx.producers[instr.operands[0]].array_shape
+def _dynamic_slice_elem(kb, instr: Instruction, idx) -> K.Expr:
+    a = kb.producers[instr.operands[0]].array_shape
     sizes = instr.attr("dynamic_slice_sizes")
-    starts = _starts(ctx, instr, 1, [n - s for n, s in zip(a.dims, sizes)])
-    e = ctx.exprs(idx)
-    return ctx.operand(instr, 0, _index(a.dims, [f"({s} + {x})" for s, x in zip(starts, e)]))
+    starts = _starts(kb, instr, 1, [n - s for n, s in zip(a.dims, sizes)])
+    e = kb.exprs(idx)
+    return kb.operand(instr, 0, _index(a.dims, [s + x for s, x in zip(starts, e)]))
 
 
 register(OpRule("dynamic-slice", shape=_dynamic_slice_shape, elemental=_dynamic_slice_elem))
@@ -77,19 +78,18 @@ def _dynamic_update_slice_shape(instr: Instruction, shapes: list[Shape]) -> Shap
     return a.with_layout(None)
 
 
-def _dynamic_update_slice_elem(ctx, instr: Instruction, idx) -> str:
-    from .legacy_c import compute_type
-    a = ctx.producers[instr.operands[0]].array_shape
-    u = ctx.producers[instr.operands[1]].array_shape
-    starts = _starts(ctx, instr, 2, [n - m for n, m in zip(a.dims, u.dims)])
-    e = ctx.exprs(idx)
-    conds = []
-    for s, x, m in zip(starts, e, u.dims):
-        conds.append(f"{x} >= {s} && {x} < {s} + {m}")
-    inside = " && ".join(conds) or "1"
-    arms = [(inside, lambda: ctx.operand(instr, 1, _index(u.dims, [f"({x} - {s})" for s, x in zip(starts, e)]))),
-            (None, lambda: ctx.operand(instr, 0, idx))]
-    return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
+def _dynamic_update_slice_elem(kb, instr: Instruction, idx) -> K.Expr:
+    a = kb.producers[instr.operands[0]].array_shape
+    u = kb.producers[instr.operands[1]].array_shape
+    starts = _starts(kb, instr, 2, [n - m for n, m in zip(a.dims, u.dims)])
+    e = kb.exprs(idx)
+    conds = [c for s, x, m in zip(starts, e, u.dims) for c in (x.ge(s), x.lt(s + m))]
+    inside = conds[0] if conds else K.Const(1, K.BOOL)
+    for c in conds[1:]:
+        inside = K.Binary("&&", inside, c, K.BOOL)
+    arms = [(inside, lambda: kb.operand(instr, 1, _index(u.dims, [x - s for s, x in zip(starts, e)]))),
+            (None, lambda: kb.operand(instr, 0, idx))]
+    return kb.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
 register(OpRule("dynamic-update-slice", shape=_dynamic_update_slice_shape, elemental=_dynamic_update_slice_elem))

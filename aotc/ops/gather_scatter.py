@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from ..hlo.dtypes import DType
 from ..hlo.ir import Instruction
-from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.shape import ArrayShape, Shape, TupleShape, row_major_strides
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type, load_value, store_value
 from .elementwise import _arr
 from .registry import OpRule, ShapeError, register
 
 
 def _index(dims, exprs=None, linear=None):
-    from .legacy_c import Index
     return Index(tuple(dims), None if exprs is None else tuple(exprs), linear)
 
 
@@ -37,42 +38,63 @@ def _check_dims(values: tuple[int, ...], rank: int, key: str, what: str) -> None
 
 
 def _storage_range(dt: DType) -> tuple[int, int]:
-    bits = {"int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64,
-            "uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64}[dt.c_type]
     if dt.kind == "sint":
-        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return 0, (1 << bits) - 1
+        return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+    return 0, (1 << dt.bits) - 1
 
 
-def _int64(v: int) -> str:
-    return str(v) if -(1 << 31) < v < (1 << 31) else f"INT64_C({v})"
+def _to_index(v: K.Expr, dt: DType) -> K.Expr:
+    """Index value `v` (of integer type `dt`) as int64, for a value known to lie in
+    [0, INT64_MAX] (C's conversion is then exact: a widening, or a u64 in range)."""
+    return v if dt == K.INDEX else K.Cast(v, K.INDEX)
 
 
-def clamp_index(v: str, dt: DType, hi: int) -> str:
-    """C int64 expression of index value `v` (of type `dt`) clamped into [0, hi]; comparisons
-    that the type's range already decides are left out (no -Wtype-limits)."""
+def clamp_index(v: K.Expr, dt: DType, hi: int) -> K.Expr:
+    """Index value `v` (of type `dt`) as int64, clamped into [0, hi]; comparisons that the
+    type's range already decides are left out (no -Wtype-limits)."""
     if hi <= 0:
-        return "0"
+        return K.Const(0)
+    if isinstance(v, K.Const):
+        return K.Const(min(max(int(v.value), 0), hi))
     lo_t, hi_t = _storage_range(dt)
-    e = f"(int64_t){v}"
+    e = _to_index(v, dt)
     if hi_t > hi:
-        e = f"({v} > {_int64(hi)} ? {_int64(hi)} : {e})"
+        e = K.Select(v.gt(hi), K.Const(hi), e, K.INDEX)
     if lo_t < 0:
-        e = f"({v} < 0 ? 0 : {e})"
+        e = K.Select(v.lt(0), K.Const(0), e, K.INDEX)
     return e
 
 
-def in_range(v: str, dt: DType, hi: int) -> list[str]:
-    """C conditions that index value `v` (of type `dt`) lies in [0, hi]; ["0"] if it never can."""
+def in_range(v: K.Expr, dt: DType, hi: int) -> list[K.Expr]:
+    """Conditions that index value `v` (of type `dt`) lies in [0, hi], compared in its own
+    type (those its range decides are left out); [false] if it never can."""
+    if isinstance(v, K.Const):
+        return [] if 0 <= int(v.value) <= hi else [K.Const(0, K.BOOL)]
     if hi < 0:
-        return ["0"]
+        return [K.Const(0, K.BOOL)]
     lo_t, hi_t = _storage_range(dt)
     conds = []
     if lo_t < 0:
-        conds.append(f"{v} >= 0")
+        conds.append(v.ge(0))
     if hi_t > hi:
-        conds.append(f"{v} <= {_int64(hi)}")
+        conds.append(v.le(hi))
     return conds
+
+
+def _row_major(dims, sub: list[K.Expr]) -> K.Expr:
+    """The linear element index of `sub` in a row-major array of `dims`."""
+    total: K.Expr = K.Const(0)
+    for e, stride, n in zip(sub, row_major_strides(dims), dims):
+        if n != 1:
+            total = total + e * stride
+    return total
+
+
+def _all(conds: list[K.Expr]) -> K.Expr:
+    out = conds[0]
+    for c in conds[1:]:
+        out = K.Binary("&&", out, c, K.BOOL)
+    return out
 
 
 def _int_index_type(s: ArrayShape, what: str) -> None:
@@ -162,31 +184,27 @@ def _gather_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(operand.dtype, tuple(dims))
 
 
-def _gather_elem(ctx, instr: Instruction, idx) -> str:
-    operand = ctx.producers[instr.operands[0]].array_shape
-    indices = ctx.producers[instr.operands[1]].array_shape
+def _gather_elem(kb, instr: Instruction, idx) -> K.Expr:
+    operand = kb.producers[instr.operands[0]].array_shape
+    indices = kb.producers[instr.operands[1]].array_shape
     g = _gather_dims(instr, operand, indices)
     out = instr.array_shape
-    if idx.exprs is None and idx.linear is not None:
-        # the linear index is the enclosing loop's variable: keep the per-dimension
-        # locals derived from it from taking its name
-        ctx.fresh(str(idx.linear))
-    e = ctx.exprs(idx) if out.rank else ()
+    e = kb.exprs(idx) if out.rank else ()
     batch_out = [d for d in range(out.rank) if d not in g.offset_dims]
     ibatch = _batch_of(g.index_vector_dim, indices.rank)
     # output batch index of every indices dimension but the vector one
     at = {d: e[batch_out[p]] for p, d in enumerate(ibatch)}
-    sub = ["0"] * operand.rank
+    sub: list[K.Expr] = [K.Const(0)] * operand.rank
     for k, d in enumerate(g.start_index_map):
-        isub = [at[j] if j != g.index_vector_dim else str(k) for j in range(indices.rank)]
-        v = ctx.operand(instr, 1, _index(indices.dims, isub))
-        sub[d] = ctx.let("int64_t", clamp_index(v, indices.dtype, operand.dims[d] - g.slice_sizes[d]), "start")
+        isub = [at[j] if j != g.index_vector_dim else K.Const(k) for j in range(indices.rank)]
+        v = kb.operand(instr, 1, _index(indices.dims, isub))
+        sub[d] = kb.let(clamp_index(v, indices.dtype, operand.dims[d] - g.slice_sizes[d]), "start")
     for a, b in zip(g.operand_batching, g.indices_batching):
         sub[a] = at[b]
     window = [d for d in range(operand.rank) if d not in g.collapsed and d not in g.operand_batching]
     for od, d in zip(g.offset_dims, window):
-        sub[d] = e[od] if sub[d] == "0" else f"({sub[d]} + {e[od]})"
-    return ctx.operand(instr, 0, _index(operand.dims, sub))
+        sub[d] = sub[d] + e[od]
+    return kb.operand(instr, 0, _index(operand.dims, sub))
 
 
 register(OpRule("gather", shape=_gather_shape, elemental=_gather_elem))
@@ -272,7 +290,6 @@ def _scatter_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _scatter_kernel(kb, instr: Instruction, outs) -> None:
-    from .legacy_c import compute_ctype, load_expr, store_expr
     n = (len(instr.operands) - 1) // 2
     operand = kb.producers[instr.operands[0]].array_shape
     indices = kb.producers[instr.operands[n]].array_shape
@@ -282,66 +299,61 @@ def _scatter_kernel(kb, instr: Instruction, outs) -> None:
     dts = [kb.producers[o].array_shape.dtype for o in instr.operands[:n]]
 
     # 1. the result starts as the operand
-    i = kb.fresh("i")
-    kb.loop(i, operand.size)
+    i = kb.loop(kb.fresh("i"), operand.size, (K.PARALLEL, K.VECTOR))
     for k in range(n):
         v = kb.operand(instr, k, _index(operand.dims, linear=i) if operand.rank else _index(()))
-        kb.line(f"{outs[k].cname}[{i}] = {store_expr(dts[k], v)};")
+        kb.store(outs[k], i, store_value(dts[k], v))
     kb.close()
 
-    # 2. one update window per scatter index, in row-major order
+    # 2. one update window per scatter index, in row-major order of the updates: not
+    # parallel, duplicate indices combine in order
     if update.size == 0:
         return
     scatter_dims = [d for d in range(update.rank) if d not in s.update_window_dims]
-    u = ["0"] * update.rank
+    u: list[K.Expr] = [K.Const(0)] * update.rank
     for j, d in enumerate(scatter_dims):
-        u[d] = kb.fresh(f"u{j}")
-        kb.loop(u[d], update.dims[d])
+        u[d] = kb.loop(kb.fresh(f"u{j}"), update.dims[d])
     ibatch = _batch_of(s.index_vector_dim, indices.rank)
     at = {d: u[scatter_dims[p]] for p, d in enumerate(ibatch)}
     window = _window_operand_dims(s, operand.rank)
     wsize = {od: update.dims[ud] for ud, od in zip(s.update_window_dims, window)}
-    starts: dict[int, str] = {}
-    conds: list[str] = []
+    starts: dict[int, K.Expr] = {}
+    conds: list[K.Expr] = []
     for k, d in enumerate(s.to_operand):
-        isub = [at[j] if j != s.index_vector_dim else str(k) for j in range(indices.rank)]
+        isub = [at[j] if j != s.index_vector_dim else K.Const(k) for j in range(indices.rank)]
         v = kb.operand(instr, n, _index(indices.dims, isub))
         conds += in_range(v, indices.dtype, operand.dims[d] - wsize.get(d, 1))
         starts[d] = v
-    opened = bool(conds)
-    if opened:
-        kb.open(f"if ({' && '.join(dict.fromkeys(conds))})")
-    o = ["0"] * operand.rank
+    guarded = bool(conds)
+    if guarded:
+        kb.if_(_all(list(dict.fromkeys(conds))))
+    o: list[K.Expr] = [K.Const(0)] * operand.rank
     for d, v in starts.items():
-        o[d] = kb.let("int64_t", f"(int64_t){v}", "s")
+        o[d] = kb.let(_to_index(v, indices.dtype), "s")  # in range: checked above
     for a, b in zip(s.input_batching, s.indices_batching):
-        o[a] = at[b] if o[a] == "0" else f"({o[a]} + {at[b]})"
+        o[a] = o[a] + at[b]
     loops = 0
     for j, (ud, od) in enumerate(zip(s.update_window_dims, window)):
         if update.dims[ud] == 1:
             continue
-        w = kb.fresh(f"w{j}")
-        kb.loop(w, update.dims[ud])
+        w = kb.loop(kb.fresh(f"w{j}"), update.dims[ud])
         loops += 1
         u[ud] = w
-        o[od] = w if o[od] == "0" else f"({o[od]} + {w})"
-    lin = kb.let("int64_t", kb.linear(_index(operand.dims, o)) if operand.rank else "0", "at")
-    cur = [kb.let(compute_ctype(dts[k]), load_expr(dts[k], f"{outs[k].cname}[{lin}]"), f"cur{k}")
-           for k in range(n)]
+        o[od] = o[od] + w
+    lin = kb.let(_row_major(operand.dims, o), "at")
+    cur = [kb.let(load_value(dts[k], K.Load(outs[k], lin)), f"cur{k}") for k in range(n)]
     upd = [kb.operand(instr, n + 1 + k, _index(update.dims, u) if update.rank else _index(()))
            for k in range(n)]
     if n == 1:
-        kb.line(f"{outs[0].cname}[{lin}] = {store_expr(dts[0], f'{fn}({cur[0]}, {upd[0]})')};")
+        kb.store(outs[0], lin, store_value(dts[0], K.Call(fn, (cur[0], upd[0]), compute_type(dts[0]))))
     else:
-        res = [kb.fresh(f"new{k}") for k in range(n)]
+        res = [kb.local(compute_type(dts[k]), None, f"new{k}") for k in range(n)]
+        kb.emit(K.CallStmt(fn, tuple(cur) + tuple(upd) + tuple(K.Ptr(var=r) for r in res)))
         for k in range(n):
-            kb.line(f"{compute_ctype(dts[k])} {res[k]};")
-        kb.line(f"{fn}({', '.join(map(str, cur + upd))}, {', '.join('&' + str(r) for r in res)});")
-        for k in range(n):
-            kb.line(f"{outs[k].cname}[{lin}] = {store_expr(dts[k], res[k])};")
+            kb.store(outs[k], lin, store_value(dts[k], res[k]))
     for _ in range(loops):
         kb.close()
-    if opened:
+    if guarded:
         kb.close()
     for _ in scatter_dims:
         kb.close()

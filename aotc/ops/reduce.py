@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, store_value
 from .elementwise import _arr
@@ -111,6 +112,7 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
 # parameters keep LANES partial results (vectorizable; XLA:CPU reassociates too)
 _ASSOCIATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or"})
 LANES = 8
+F32 = DTYPES["f32"]
 
 
 def _lanes_apply(kb, instr: Instruction, in_dims, rdims) -> bool:
@@ -139,21 +141,38 @@ def _lane_reduction(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, fn:
     lane = kb.loop(kb.fresh("l"), LANES, (K.VECTOR,))
     sub[inner] = j + lane
     x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
-    kb.store(lanes, lane, K.Call(fn, (K.Load(lanes, lane), x), ty))
+    combine = _combiner(kb, instr, fn, ty)
+    kb.store(lanes, lane, combine(K.Load(lanes, lane), x))
     kb.close()
     kb.close()
     if body < n:
         t = kb.loop(kb.fresh("j"), n, (K.REDUCTION,), start=body)
         sub[inner] = t
         x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
-        kb.store(lanes, K.Const(0), K.Call(fn, (K.Load(lanes, K.Const(0)), x), ty))
+        kb.store(lanes, K.Const(0), combine(K.Load(lanes, K.Const(0)), x))
         kb.close()
     for _ in outer:
         kb.close()
     kb.assign(acc, K.Load(lanes, K.Const(0)))
     lane = kb.loop(kb.fresh("l"), LANES, (), start=1)
-    kb.assign(acc, K.Call(fn, (acc, K.Load(lanes, lane)), ty))
+    kb.assign(acc, combine(acc, K.Load(lanes, lane)))
     kb.close()
+
+
+# f32 combiners as the elementwise rules compute them (the reducer function's own body),
+# so a lane loop is plain f32 arithmetic the vectorizer knows
+_F32_COMBINE = {"add": lambda a, b: K.Binary("+", a, b, F32), "multiply": lambda a, b: K.Binary("*", a, b, F32),
+                "maximum": lambda a, b: K.Call("aotc_max_f32", (a, b), F32),
+                "minimum": lambda a, b: K.Call("aotc_min_f32", (a, b), F32)}
+
+
+def _combiner(kb, instr: Instruction, fn: str, ty):
+    """(a, b) -> the reducer applied to a and b: inline f32 arithmetic when the reducer is
+    one f32 op of its two parameters, else a call of its function."""
+    root = kb.scalar_computation(instr.attr("to_apply")).root_instruction
+    if kb.producers[instr.operands[0]].array_shape.dtype == F32 and root.opcode in _F32_COMBINE:
+        return _F32_COMBINE[root.opcode]
+    return lambda a, b: K.Call(fn, (a, b), ty)
 
 
 register(OpRule("reduce", shape=_reduce_shape, kernel=_reduce_kernel, elemental=_reduce_elem))

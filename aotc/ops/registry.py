@@ -11,14 +11,10 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..hlo.ir import Instruction
-from ..hlo.shape import Shape
+from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
 
 # shape_rule(instr, operand_shapes) -> inferred result shape; raises ShapeError
 ShapeRule = Callable[[Instruction, list[Shape]], Shape]
-
-
-class ShapeError(Exception):
-    """Raised by shape rules; the verifier turns it into a located AotcError."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +33,20 @@ class OpRule:
     structural: bool = False
     # kernel needs every operand in a buffer of its own (no fused producers)
     buffered_operands: bool = False
+    # what lowering may assume of the op (the trait names below)
+    traits: frozenset[str] = frozenset()
+
+
+# traits
+KEEPS_INDEX = "keeps_index"  # each output element reads its operands at the same linear index (scalars aside)
+CHEAP = "cheap"  # index mapping only: duplicated into every consuming kernel rather than materialized
+IDENTITY = "identity"  # the value of its one operand (lowering forwards it)
+
+
+def has(opcode: str, trait: str) -> bool:
+    """Whether the op of `opcode` declares `trait`."""
+    r = rule(opcode)
+    return r is not None and trait in r.traits
 
 
 _RULES: dict[str, OpRule] = {}
@@ -68,3 +78,9 @@ def compilable(opcode: str) -> bool:
 def _load_families() -> None:
     # importing a family module registers its rules
     from . import families  # noqa: F401
+
+
+def shape_rule(opcode: str):
+    """The shape rule of `opcode` (what the verifier takes), or None."""
+    r = rule(opcode)
+    return r.shape if r is not None else None

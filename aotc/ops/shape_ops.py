@@ -15,7 +15,7 @@ from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from .elementwise import _arr, convert_expr
-from .registry import OpRule, ShapeError, register
+from .registry import CHEAP, IDENTITY, KEEPS_INDEX, OpRule, ShapeError, register
 
 
 def _index(dims, exprs=None, linear=None):
@@ -64,7 +64,7 @@ def _broadcast_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
-register(OpRule("broadcast", shape=_broadcast_shape, elemental=_broadcast_elem))
+register(OpRule("broadcast", shape=_broadcast_shape, elemental=_broadcast_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ reshape / copy / bitcast
 
@@ -98,8 +98,8 @@ def _bitcast_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return out
 
 
-register(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem))
-register(OpRule("copy", shape=_copy_shape, elemental=_copy_elem))
+register(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem, traits=frozenset({CHEAP, KEEPS_INDEX})))
+register(OpRule("copy", shape=_copy_shape, elemental=_copy_elem, traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY})))
 register(OpRule("bitcast", shape=_bitcast_shape, structural=True))
 
 # ------------------------------------------------------------------ transpose
@@ -122,7 +122,7 @@ def _transpose_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
-register(OpRule("transpose", shape=_transpose_shape, elemental=_transpose_elem))
+register(OpRule("transpose", shape=_transpose_shape, elemental=_transpose_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ slice / reverse
 
@@ -163,8 +163,8 @@ def _reverse_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, e))
 
 
-register(OpRule("slice", shape=_slice_shape, elemental=_slice_elem))
-register(OpRule("reverse", shape=_reverse_shape, elemental=_reverse_elem))
+register(OpRule("slice", shape=_slice_shape, elemental=_slice_elem, traits=frozenset({CHEAP})))
+register(OpRule("reverse", shape=_reverse_shape, elemental=_reverse_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ iota
 
@@ -182,7 +182,7 @@ def _iota_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return convert_expr(e, DTYPES["s64"], instr.array_shape.dtype)
 
 
-register(OpRule("iota", shape=_iota_shape, elemental=_iota_elem))
+register(OpRule("iota", shape=_iota_shape, elemental=_iota_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ concatenate
 

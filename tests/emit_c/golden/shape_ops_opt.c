@@ -44,7 +44,11 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* ---------------------------------------------------------------- kernels */
 /* HLO: bitcast */
 static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast) {
-    for (int64_t i = 0; i < 60; ++i) {
+    for (int64_t i = 0; i < 56; i += 8) {
+        const aotc_v8f x_x_1 = aotc_v8_load(&s_x_1[i]);
+        aotc_v8_store(&s_bitcast[i], x_x_1);
+    }
+    for (int64_t i = 56; i < 60; ++i) {
         const float x_x_1 = s_x_1[i];
         s_bitcast[i] = x_x_1;
     }

@@ -1,0 +1,108 @@
+"""Choosing the loops that run as a vector body plus a scalar tail.
+
+An innermost loop marked `vector` is marked `simd` when every value it computes
+from its variable is f32 arithmetic of the runtime's SIMD vocabulary
+(runtime_c/aotc_simd.h, 8 lanes, the same bits as the scalar helpers), every
+such load and store is contiguous in the loop variable, and no buffer is read at
+another element than the one the loop writes. The printer writes the vector body
+and the scalar tail; this pass only decides.
+"""
+from __future__ import annotations
+
+from ..hlo.dtypes import DTYPES
+from . import ir as K
+from .simplify import _terms
+
+F32 = DTYPES["f32"]
+SIMD = "simd"
+LANES = 8
+
+# scalar helper -> its 8-lane form
+VECTOR_CALLS = {
+    "aotc_exp_f32": "aotc_v8_exp", "aotc_tanh_f32": "aotc_v8_tanh", "aotc_logistic_f32": "aotc_v8_logistic",
+    "aotc_max_f32": "aotc_v8_max", "aotc_min_f32": "aotc_v8_min", "aotc_sqrt_f32": "aotc_v8_sqrt",
+    "aotc_rsqrt_f32": "aotc_v8_rsqrt", "aotc_abs_f32": "aotc_v8_abs", "aotc_neg_f32": "aotc_v8_neg",
+}
+VECTOR_BINARY = {"+": "aotc_v8_add", "-": "aotc_v8_sub", "*": "aotc_v8_mul", "/": "aotc_v8_div"}
+
+
+def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
+    out, changed = [], False
+    for s in body:
+        if isinstance(s, K.Loop):
+            inner, c = mark_simd(s.body)
+            s = K.Loop(s.var, s.start, s.stop, inner, s.step, s.marks)
+            changed |= c
+            if K.VECTOR in s.marks and SIMD not in s.marks and vectorizable(s):
+                s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {SIMD})
+                changed = True
+        elif isinstance(s, K.If):
+            t, c1 = mark_simd(s.then)
+            e, c2 = mark_simd(s.orelse)
+            s, changed = K.If(s.cond, t, e), changed or c1 or c2
+        out.append(s)
+    return tuple(out), changed
+
+
+def vector_vars(loop: K.Loop) -> set[str]:
+    """The loop variable and the locals of its body that vary with it (lane by lane)."""
+    names = {loop.var.name}
+    for s in loop.body:
+        if isinstance(s, K.Let) and K.free_vars(s.value) & names:
+            names.add(s.var.name)
+    return names
+
+
+def contiguous(index: K.Expr, var: str, vec: set[str]) -> bool:
+    """Whether `index` is the loop variable plus something that does not vary with it."""
+    terms = _terms(index, {})
+    hits = [(a, c) for a, c in terms.items() if K.free_vars(a) & vec]
+    return len(hits) == 1 and hits[0][1] == 1 and hits[0][0] == K.Var(var)
+
+
+def vectorizable(loop: K.Loop) -> bool:
+    if loop.step != 1 or (0 <= loop.trip < LANES):
+        return False
+    var = loop.var.name
+    vec = vector_vars(loop)
+    stored: dict[str, K.Expr] = {}
+    loaded: dict[str, set] = {}
+    for s in loop.body:
+        if isinstance(s, K.Comment):
+            continue
+        if isinstance(s, K.Let):
+            if s.var.name in vec and not _vector_expr(s.value, var, vec, loaded):
+                return False
+            continue
+        if isinstance(s, K.Store):
+            if s.buf.dtype != F32 or not contiguous(s.index, var, vec) or s.buf.name in stored:
+                return False
+            if K.free_vars(s.value) & vec and not _vector_expr(s.value, var, vec, loaded):
+                return False
+            if not K.free_vars(s.value) & vec and s.value.ty != F32:
+                return False
+            stored[s.buf.name] = s.index
+            continue
+        return False
+    # a buffer the loop writes is read only at the element it writes
+    return all(idxs <= {stored[b]} for b, idxs in loaded.items() if b in stored)
+
+
+def _vector_expr(e: K.Expr, var: str, vec: set[str], loaded: dict[str, set]) -> bool:
+    """Whether the lane-varying expression `e` is f32 arithmetic of the vocabulary."""
+    if not K.free_vars(e) & vec:
+        for ld in K.loads(e):
+            loaded.setdefault(ld.buf.name, set()).add(ld.index)
+        return e.ty == F32
+    if e.ty != F32:
+        return False
+    if isinstance(e, K.Var):
+        return True
+    if isinstance(e, K.Load):
+        loaded.setdefault(e.buf.name, set()).add(e.index)
+        return contiguous(e.index, var, vec)
+    if isinstance(e, K.Binary):
+        return e.op in VECTOR_BINARY and all(_vector_expr(x, var, vec, loaded) for x in (e.a, e.b))
+    if isinstance(e, K.Call):
+        return e.fn in VECTOR_CALLS and all(_vector_expr(x, var, vec, loaded) for x in e.args)
+    return False

@@ -1,0 +1,54 @@
+"""Ops no other fixture exercises, against XLA:CPU: bitcast-convert between types of one
+width (float bits as integers and back, halves as their bits) and opt-barrier.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+_F = np.array([1.0, -2.5, 0.0, -0.0, 3.4e38, 1e-40, np.inf, -np.inf, 0.1, 7.0], np.float32)
+_S = np.array([0, 1, -1, 0x7F800000, 0x7FC00000, -8388608, 1065353216, 123456789, -2, 42], np.int32)
+_H = np.array([0, 1, 0x3F80, 0x7F80, 0xFF80, 0x8000, 0x4049, 0x7FC0, 0x0001, 0xBF80], np.uint16)
+
+CASES = {
+    "bitcast_convert_f32_s32": ("""HloModule bitcast_convert_f32_s32
+ENTRY main {
+  x = f32[10] parameter(0)
+  n = s32[10] parameter(1)
+  b = s32[10] bitcast-convert(x)
+  one = s32[] constant(1)
+  ones = s32[10] broadcast(one), dimensions={}
+  c = s32[10] add(b, ones)
+  f = f32[10] bitcast-convert(n)
+  ROOT t = (s32[10], f32[10]) tuple(c, f)
+}
+""", [_F, _S], 0.0),
+    "bitcast_convert_bf16_u16": ("""HloModule bitcast_convert_bf16_u16
+ENTRY main {
+  h = u16[10] parameter(0)
+  b = bf16[10] bitcast-convert(h)
+  w = f32[10] convert(b)
+  u = u16[10] bitcast-convert(b)
+  ROOT t = (f32[10], u16[10]) tuple(w, u)
+}
+""", [_H], 0.0),
+    "opt_barrier": ("""HloModule opt_barrier
+ENTRY main {
+  x = f32[10] parameter(0)
+  y = f32[10] exponential(x)
+  t = (f32[10], f32[10]) tuple(x, y)
+  b = (f32[10], f32[10]) opt-barrier(t)
+  p = f32[10] get-tuple-element(b), index=0
+  q = f32[10] get-tuple-element(b), index=1
+  ROOT r = f32[10] add(p, q)
+}
+""", [np.linspace(-2, 2, 10, dtype=np.float32)], 1e-6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name, check_case):
+    text, _, rtol = CASES[name]
+    check_case(name, text, rtol)
