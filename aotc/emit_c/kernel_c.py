@@ -105,8 +105,8 @@ def _pointer(p: K.Ptr) -> str:
         return f"&{p.var.name}"
     assert p.buf is not None
     if p.byte_view:
-        base = f"(unsigned char*){p.buf.name}"
-        at = base if isinstance(p.offset, K.Const) and p.offset.value == 0 else f"({base} + {expr(p.offset)})"
+        at = p.buf.name if isinstance(p.offset, K.Const) and p.offset.value == 0 else \
+            f"((unsigned char*){p.buf.name} + {expr(p.offset)})"
         return f"({ctype(p.elem)}*)(void*){at}"
     if isinstance(p.offset, K.Const) and p.offset.value == 0:
         return p.buf.name
@@ -174,7 +174,11 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         init = f" = {expr(s.init)}" if s.init is not None else ""
         out.append(f"{pad}{_decl_type(s.var, s.init)} {s.var.name}{init};")
     elif isinstance(s, K.Assign):
-        out.append(f"{pad}{s.var.name} = {expr(s.value)};")
+        v = s.value
+        step = (isinstance(v, K.Binary) and v.op in ("+", "-") and v.a == s.var and v.b == K.Const(1)
+                and s.var.ty == K.INDEX)
+        out.append(f"{pad}{'++' if v.op == '+' else '--'}{s.var.name};" if step
+                   else f"{pad}{s.var.name} = {expr(v)};")
     elif isinstance(s, K.Store):
         out.append(f"{pad}{s.buf.name}[{expr(s.index)}] = {expr(s.value)};")
     elif isinstance(s, K.ArrayDecl):
@@ -191,11 +195,17 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Repeat):
-        out.append(pad + "for (;;) {")
-        out.extend(stmts(s.body, depth + 1, marks))
+        if s.body and _is_exit(s.body[0]):  # for (;;) { if (!c) break; ... } is while (c) { ... }
+            out.append(f"{pad}while ({_negated(s.body[0].cond)}) {{")
+            out.extend(stmts(s.body[1:], depth + 1, marks))
+        else:
+            out.append(pad + "for (;;) {")
+            out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Break):
         out.append(pad + "break;")
+    elif isinstance(s, K.If) and _is_exit(s):
+        out.append(f"{pad}if ({expr(s.cond)}) break;")
     elif isinstance(s, K.If):
         _if(s, depth, out, pad + "if", marks)
     elif isinstance(s, K.CallStmt):
@@ -212,6 +222,15 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         out.append(pad + "}")
     else:
         raise TypeError(f"cannot print {s!r}")
+
+
+def _is_exit(s: K.Stmt) -> bool:
+    """`if (c) break;`"""
+    return isinstance(s, K.If) and s.then == (K.Break(),) and not s.orelse
+
+
+def _negated(c: K.Expr) -> str:
+    return expr(c.a) if isinstance(c, K.Unary) and c.op == "!" else f"!{_primary(c)}"
 
 
 def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> None:
@@ -267,22 +286,35 @@ def _vexpr(e: K.Expr, vec: set[str]) -> str:
 def _if(s: K.If, depth: int, out: list[str], head: str, marks: bool = False) -> None:
     pad = "    " * depth
     out.append(f"{head} ({expr(s.cond)}) {{")
-    out.extend(stmts(s.then, depth + 1, marks))
-    if len(s.orelse) == 1 and isinstance(s.orelse[0], K.If):
+    _arm(s.then, depth + 1, out, marks)
+    if len(s.orelse) == 1 and isinstance(s.orelse[0], K.If) and not _is_exit(s.orelse[0]):
         _if(s.orelse[0], depth, out, pad + "} else if", marks)
         return
     if s.orelse:
         out.append(pad + "} else {")
-        out.extend(stmts(s.orelse, depth + 1, marks))
+        _arm(s.orelse, depth + 1, out, marks)
     out.append(pad + "}")
 
 
-def _exec(s: K.Exec, pad: str, out: list[str]) -> None:
+def _arm(body: tuple[K.Stmt, ...], depth: int, out: list[str], marks: bool = False) -> None:
+    if len(body) == 1 and isinstance(body[0], K.Exec):  # the branch's braces scope its arrays
+        _exec(body[0], "    " * depth, out, braced=False)
+    else:
+        out.extend(stmts(body, depth, marks))
+
+
+def _exec(s: K.Exec, pad: str, out: list[str], braced: bool = True) -> None:
+    def arg(a: K.Expr) -> str:
+        text = expr(a)
+        return "(void*)" + (text if text.isidentifier() else f"({text})")
+
     def array(name: str, items: tuple[K.Expr, ...]) -> str:
-        return f"void* const {name}[] = {{{', '.join('(void*)' + expr(a) for a in items) or '0'}}};"
+        return f"void* const {name}[] = {{{', '.join(arg(a) for a in items) or '0'}}};"
     arena = expr(s.arena) if s.arena is not None else "0"
-    out += [pad + "{", pad + "    " + array("args", s.args), pad + "    " + array("results", s.results),
-            f"{pad}    {s.program}_execute(args, results, {arena}, 0);", pad + "}"]
+    inner = pad + "    " if braced else pad
+    lines = [inner + array("args", s.args), inner + array("results", s.results),
+             f"{inner}{s.program}_execute(args, results, {arena}, 0);"]
+    out += [pad + "{", *lines, pad + "}"] if braced else lines
 
 
 def function(f: K.Function) -> str:

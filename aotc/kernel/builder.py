@@ -173,6 +173,12 @@ class KernelBuilder:
     def repeat(self) -> None:
         self._push("repeat", None)
 
+    def while_(self, cond: K.Expr) -> None:
+        """Open `while (cond)`: a `Repeat` left by `Break` when `cond` fails on entry to a
+        trip; closed by `close()`."""
+        self.repeat()
+        self.emit(K.If(K.Unary("!", cond, K.BOOL), (K.Break(),)))
+
     def if_(self, cond: K.Expr) -> None:
         self._push("if", [cond, None])
 

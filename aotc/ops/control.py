@@ -9,8 +9,11 @@ it is writing.
 """
 from __future__ import annotations
 
+from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import Shape, TupleShape, leaves
+from ..kernel import ir as K
+from ..kernel.builder import Index
 from .registry import OpRule, ShapeError, register
 
 _ALIGN = 64
@@ -28,8 +31,15 @@ def _while_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return shapes[0]
 
 
-def _call_list(names: list[str]) -> str:
-    return ", ".join(names) if names else "0"
+def _view(kb, scratch: K.Buf, offset: int, dtype, base: str) -> tuple[K.Var, K.Buf]:
+    """A local pointer to `dtype` elements at byte `offset` of scratch, and its array."""
+    v = K.Var(kb.fresh(base), None)
+    kb.emit(K.Let(v, K.Ptr(scratch, K.Const(offset), elem=dtype, byte_view=True)))
+    return v, K.Buf(v.name, dtype)
+
+
+def _memcpy(kb, dst: K.Expr, src: K.Expr, nbytes: int) -> None:
+    kb.emit(K.CallStmt("memcpy", (dst, src, K.Const(nbytes))))
 
 
 def _while_kernel(kb, instr: Instruction, outs) -> None:
@@ -45,20 +55,20 @@ def _while_kernel(kb, instr: Instruction, outs) -> None:
     pred_off = off
     sub_off = off + _ALIGN
     scratch = kb.need_scratch(sub_off + max(cond.arena_bytes, body.arena_bytes))
-    kb.line(f"unsigned char* const w = (unsigned char*){scratch};")
     for src, dst, s in zip(init, outs, shapes):
-        kb.line(f"memcpy({dst.cname}, {src.cname}, {s.nbytes});")
-    state = [o.cname for o in outs]
-    nxt = [f"w + {o}" for o in offs]
-    kb.line(f"void* const state[] = {{{_call_list(state)}}};")
-    kb.line(f"void* const next[] = {{{_call_list(nxt)}}};")
-    kb.line(f"void* const pred[] = {{w + {pred_off}}};")
-    kb.open("for (;;)")
-    kb.line(f"{cond.name}_execute(state, pred, w + {sub_off}, 0);")
-    kb.line("if (!*(const uint8_t*)pred[0]) break;")
-    kb.line(f"{body.name}_execute(state, next, w + {sub_off}, 0);")
-    for k, s in enumerate(shapes):
-        kb.line(f"memcpy(state[{k}], next[{k}], {s.nbytes});")
+        _memcpy(kb, K.Ptr(dst), K.Ptr(src), s.nbytes)
+    state = tuple(K.Ptr(o) for o in outs)
+    nxt = tuple(_view(kb, scratch, o, s.dtype, f"next{k}")[0] for k, (o, s) in enumerate(zip(offs, shapes)))
+    pred_v, pred = _view(kb, scratch, pred_off, DTYPES["pred"], "pred")
+    arena = _view(kb, scratch, sub_off, DTYPES["u8"], "arena")[0]
+    kb.repeat()
+    kb.emit(K.Exec(cond.name, state, (pred_v,), arena))
+    kb.if_(K.Unary("!", K.Load(pred, K.Const(0)), K.BOOL))
+    kb.emit(K.Break())
+    kb.close()
+    kb.emit(K.Exec(body.name, state, nxt, arena))
+    for dst, src, s in zip(state, nxt, shapes):  # the body never reads the state it is writing
+        _memcpy(kb, dst, src, s.nbytes)
     kb.close()
 
 
@@ -78,31 +88,37 @@ def _branches(instr: Instruction) -> list[str]:
 
 
 def _conditional_kernel(kb, instr: Instruction, outs) -> None:
-    from .legacy_c import Index
     names = _branches(instr)
     progs = [kb.subprogram(n) for n in names]
     if len(instr.operands) != len(names) + 1:
         raise ShapeError(f"conditional has {len(names)} branches but {len(instr.operands) - 1} branch operands")
     sub_bytes = max(p.arena_bytes for p in progs)
-    arena = f"(unsigned char*){kb.need_scratch(sub_bytes)}" if sub_bytes else "0"
+    arena = K.Ptr(kb.need_scratch(sub_bytes), elem=DTYPES["u8"], byte_view=True) if sub_bytes else None
     sel_dt = kb.producers[instr.operands[0]].array_shape.dtype
     sel = kb.operand(instr, 0, Index(()))
+    results = tuple(K.Ptr(o) for o in outs)
     n = len(names)
-    if instr.has_attr("branch_computations"):
-        # XLA: an out-of-range index runs the last branch
-        b = kb.let("int32_t", f"({sel} < 0 || {sel} >= {n}) ? {n - 1} : {sel}", "branch")
-    else:
-        b = kb.let("int32_t", f"{sel} ? 0 : 1" if sel_dt.name == "pred" else sel, "branch")
-    kb.line(f"void* const results[] = {{{_call_list([o.cname for o in outs])}}};")
-    kb.open(f"switch ({b})")
+
+    def taken(k: int) -> K.Expr:
+        """When branch k (not the last) runs: a true predicate takes the true computation;
+        an index takes its branch, and an index out of range falls through to the last one
+        (XLA's rule)."""
+        if sel_dt.name == "pred" and not instr.has_attr("branch_computations"):
+            return sel
+        return sel.eq(k)
+
+    if n > 1 and instr.has_attr("branch_computations"):
+        kb.emit(K.Comment("XLA: an index out of range runs the last branch"))
     for k, prog in enumerate(progs):
-        args = [f"(void*){a.cname}" for a in kb.leaves(instr.operands[k + 1])]
-        kb.open(f"{'default' if k == n - 1 else f'case {k}'}:")
-        kb.line(f"void* const args[] = {{{_call_list(args)}}};")
-        kb.line(f"{prog.name}_execute(args, results, {arena}, 0);")
-        kb.line("break;")
+        run = K.Exec(prog.name, tuple(K.Ptr(a) for a in kb.leaves(instr.operands[k + 1])), results, arena)
+        if k == n - 1:
+            kb.emit(run)
+            break
+        kb.if_(taken(k))
+        kb.emit(run)
+        kb.else_()
+    for _ in range(n - 1):
         kb.close()
-    kb.close()
 
 
 register(OpRule("while", shape=_while_shape, kernel=_while_kernel, buffered_operands=True))

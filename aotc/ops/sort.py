@@ -1,9 +1,11 @@
 """Sort, topk and custom-call TopK: shape rules and emission.
 
 All three order an index permutation of each slice with a stable bottom-up
-merge sort (scratch from the arena), asking "does element b come before element
-a", so equal elements keep their original order; then they permute (or, for
-top-k, cut) the operands into the outputs. `sort` calls its comparator
+merge sort (scratch from the arena; a top-k of at most 16 selects by insertion
+instead), asking "does element b come before element a", so equal elements
+keep their original order; then they permute (or, for top-k, cut) the operands
+into the outputs. The kernels are kernel IR: `while` loops are `Repeat`s left
+by `Break`, the comparator a call of its scalar function. `sort` calls its comparator
 computation as a C function; `topk` and custom-call TopK compare by XLA's total
 order (-NaN < -inf < ... < +inf < +NaN) as XLA:CPU does, ties keeping the lower
 index first; TopK's comparator computation is not called, as on XLA:CPU.
@@ -12,97 +14,127 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..errors import located
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape, row_major_strides
+from ..kernel import ir as K
+from ..kernel.builder import load_value
 from .elementwise import _arr, suffix
 from .registry import OpRule, ShapeError, register
 
 _IDX = 8  # bytes of one permutation entry (int64_t)
+S64 = DTYPES["s64"]
 
-# less(eb, ea) -> C condition "the element at linear index eb sorts before the one at ea"
-Less = Callable[[str, str], str]
+# less(eb, ea) -> "the element at linear index eb sorts before the one at ea"
+Less = Callable[[K.Expr, K.Expr], K.Expr]
+# at(pos) -> the linear index of a slice's element at position pos
+At = Callable[[K.Expr], K.Expr]
 
 
-def emit_sorted_permutation(kb, n: int, less: Less, base: str, stride: int) -> str:
-    """Emit a stable merge sort of positions 0..n-1 of one slice (elements at `base + p*stride`)
-    into scratch; returns the C name of the int64_t array holding the sorted positions."""
-    perm, tmp = kb.fresh("perm"), kb.fresh("tmp")
-    kb.line(f"int64_t* {perm} = (int64_t*){kb.scratch};")
-    kb.line(f"int64_t* {tmp} = {perm} + {n};")
-    p = kb.fresh("p")
-    kb.loop(p, n)
-    kb.line(f"{perm}[{p}] = {p};")
+def _index_array(kb, base: str, init: K.Expr, mutable: bool) -> tuple[K.Var, K.Buf]:
+    """A local `int64_t*` (bound once, or reassignable) and the array it points to."""
+    v = K.Var(kb.fresh(base), None)
+    kb.emit(K.Decl(v, init) if mutable else K.Let(v, init))
+    return v, K.Buf(v.name, S64)
+
+
+def _scratch_indices(kb) -> K.Ptr:
+    return K.Ptr(kb.scratch, K.Const(0), elem=S64, byte_view=True)
+
+
+def _both(a: K.Expr, b: K.Expr) -> K.Expr:
+    return K.Binary("&&", a, b, K.BOOL)
+
+
+def emit_sorted_permutation(kb, n: int, less: Less, at: At) -> K.Buf:
+    """Emit a stable merge sort of positions 0..n-1 of one slice (elements at `at(p)`) into
+    scratch; returns the int64_t array holding the sorted positions."""
+    perm_v, perm = _index_array(kb, "perm", _scratch_indices(kb), True)
+    tmp_v, tmp = _index_array(kb, "tmp", K.Ptr(perm, K.Const(n)), True)
+    p = kb.loop(kb.fresh("p"), n)
+    kb.store(perm, p, p)
     kb.close()
-    w, lo = kb.fresh("width"), kb.fresh("lo")
-    mid, hi, a, b, t = (kb.fresh(x) for x in ("mid", "hi", "a", "b", "t"))
-    ea, eb = kb.fresh("ea"), kb.fresh("eb")
-
-    def at(pos: str) -> str:
-        return f"{base} + {pos} * {stride}" if stride != 1 else f"{base} + {pos}" if base != "0" else pos
-
-    kb.open(f"for (int64_t {w} = 1; {w} < {n}; {w} *= 2)")
-    kb.open(f"for (int64_t {lo} = 0; {lo} < {n}; {lo} += 2 * {w})")
-    kb.line(f"const int64_t {mid} = {lo} + {w} < {n} ? {lo} + {w} : {n};")
-    kb.line(f"const int64_t {hi} = {lo} + 2 * {w} < {n} ? {lo} + 2 * {w} : {n};")
-    kb.line(f"int64_t {a} = {lo}, {b} = {mid}, {t} = {lo};")
-    kb.open(f"while ({a} < {mid} && {b} < {hi})")
-    kb.line(f"const int64_t {ea} = {at(f'{perm}[{a}]')};")
-    kb.line(f"const int64_t {eb} = {at(f'{perm}[{b}]')};")
-    cond = less(eb, ea)
-    kb.line(f"{tmp}[{t}++] = ({cond}) ? {perm}[{b}++] : {perm}[{a}++];")
+    w = kb.local(S64, K.Const(1), "width")
+    kb.while_(w.lt(n))
+    span = kb.let(w * 2, "span")  # two runs of `width` merge into one
+    lo = kb.local(S64, K.Const(0), "lo")
+    kb.while_(lo.lt(n))
+    mid = kb.let(K.Call("aotc_min_s64", (lo + w, K.Const(n)), S64), "mid")
+    hi = kb.let(K.Call("aotc_min_s64", (lo + span, K.Const(n)), S64), "hi")
+    a, b, t = kb.local(S64, lo, "a"), kb.local(S64, mid, "b"), kb.local(S64, lo, "t")
+    kb.while_(_both(a.lt(mid), b.lt(hi)))
+    ea = kb.let(at(K.Load(perm, a)), "ea")
+    eb = kb.let(at(K.Load(perm, b)), "eb")
+    kb.if_(less(eb, ea))  # only a strictly earlier element overtakes: equal ones keep their order
+    _take(kb, tmp, t, perm, b)
+    kb.else_()
+    _take(kb, tmp, t, perm, a)
     kb.close()
-    kb.line(f"while ({a} < {mid}) {tmp}[{t}++] = {perm}[{a}++];")
-    kb.line(f"while ({b} < {hi}) {tmp}[{t}++] = {perm}[{b}++];")
+    kb.assign(t, t + 1)
     kb.close()
-    sw = kb.fresh("swap")
-    kb.line(f"int64_t* const {sw} = {perm};")
-    kb.line(f"{perm} = {tmp};")
-    kb.line(f"{tmp} = {sw};")
+    for src, end in ((a, mid), (b, hi)):  # the rest of the run not yet used up
+        kb.while_(src.lt(end))
+        _take(kb, tmp, t, perm, src)
+        kb.assign(t, t + 1)
+        kb.close()
+    kb.assign(lo, lo + span)
+    kb.close()
+    swap = kb.let(K.Ptr(perm), "swap")
+    kb.assign(perm_v, K.Ptr(tmp))
+    kb.assign(tmp_v, swap)
+    kb.assign(w, span)
     kb.close()
     return perm
 
 
-def emit_selected_top(kb, n: int, k: int, less: Less, base: str) -> str:
-    """Emit a stable selection of the first k of positions 0..n-1 (elements at `base + p`) by
+def _take(kb, dst: K.Buf, t: K.Var, src: K.Buf, s: K.Var) -> None:
+    """dst[t] = src[s], then s moves on."""
+    kb.store(dst, t, K.Load(src, s))
+    kb.assign(s, s + 1)
+
+
+def emit_selected_top(kb, n: int, k: int, less: Less, at: At) -> K.Buf:
+    """Emit a stable selection of the first k of positions 0..n-1 (elements at `at(p)`) by
     insertion into a sorted list of k; returns the int64_t array of their positions in order.
     A later element moves ahead of a held one only if it sorts strictly before it."""
-    top, cnt, i, q, ei = (kb.fresh(x) for x in ("top", "cnt", "i", "q", "ei"))
-    at = (lambda pos: f"{base} + {pos}") if base != "0" else (lambda pos: pos)
-    kb.line(f"int64_t* const {top} = (int64_t*){kb.scratch};")
-    kb.line(f"int64_t {cnt} = 0;")
-    kb.loop(i, n)
-    kb.line(f"const int64_t {ei} = {at(i)};")
-    kb.line(f"if ({cnt} == {k} && !({less(ei, at(f'{top}[{k - 1}]'))})) continue;")
-    kb.line(f"int64_t {q} = {cnt} < {k} ? {cnt}++ : {k - 1};")
-    kb.open(f"while ({q} > 0 && {less(ei, at(f'{top}[{q} - 1]'))})")
-    kb.line(f"{top}[{q}] = {top}[{q} - 1];")
-    kb.line(f"--{q};")
+    _, top = _index_array(kb, "top", _scratch_indices(kb), False)
+    cnt = kb.local(S64, K.Const(0), "cnt")
+    i = kb.loop(kb.fresh("i"), n)
+    ei = kb.let(at(i), "ei")
+    # a full list takes only an element sorting before its last one (cnt never exceeds k)
+    kb.if_(K.Binary("||", cnt.lt(k), less(ei, at(K.Load(top, K.Const(k - 1)))), K.BOOL))
+    kb.if_(cnt.lt(k))
+    kb.assign(cnt, cnt + 1)
     kb.close()
-    kb.line(f"{top}[{q}] = {i};")
+    q = kb.local(S64, cnt - 1, "q")  # the free slot: the next one, or the last one's
+    kb.while_(_both(q.gt(0), less(ei, at(K.Load(top, q - 1)))))
+    kb.store(top, q, K.Load(top, q - 1))
+    kb.assign(q, q - 1)
+    kb.close()
+    kb.store(top, q, i)
+    kb.close()
     kb.close()
     return top
 
 
-def _slice_loops(kb, dims: tuple[int, ...], skip: int) -> tuple[str, int]:
-    """Open loops over every dimension but `skip`; returns (C base offset, number of loops)."""
+def _slice_loops(kb, dims: tuple[int, ...], skip: int) -> tuple[K.Expr, int]:
+    """Open loops over every dimension but `skip`; returns (base offset, number of loops)."""
     strides = row_major_strides(dims)
-    terms, loops = [], 0
+    base: K.Expr = K.Const(0)
+    loops = 0
     for d, m in enumerate(dims):
         if d == skip or m == 1:
             continue
-        v = kb.fresh(f"o{d}")
-        kb.loop(v, m)
+        v = kb.loop(kb.fresh(f"o{d}"), m)
         loops += 1
-        terms.append(v if strides[d] == 1 else f"{v} * {strides[d]}")
-    base = kb.let("int64_t", " + ".join(terms), "base") if terms else "0"
-    return base, loops
+        base = base + v * strides[d]
+    return kb.let(base, "base"), loops
 
 
-def _operand_value(kb, instr: Instruction, k: int, at: str) -> str:
-    from .legacy_c import load_expr
+def _operand_value(kb, instr: Instruction, k: int, at: K.Expr) -> K.Expr:
     buf = kb.buffers[instr.operands[k]]
-    return load_expr(buf.shape.dtype, f"{buf.cname}[{at}]")
+    return load_value(buf.dtype, K.Load(buf, at))
 
 
 # ------------------------------------------------------------------ sort
@@ -140,29 +172,27 @@ def _sort_kernel(kb, instr: Instruction, outs) -> None:
     dims = shapes[0].dims
     if shapes[0].size == 0:
         return
+    srcs = [kb.buffers[o] for o in instr.operands]
     if not dims:
-        for k, out in enumerate(outs):
-            kb.line(f"{out.cname}[0] = {kb.buffers[instr.operands[k]].cname}[0];")
+        for src, out in zip(srcs, outs):
+            kb.store(out, K.Const(0), K.Load(src, K.Const(0)))
         return
     (d,) = instr.attr("dimensions")
     n, stride = dims[d], row_major_strides(dims)[d]
     fn = kb.scalar_function(instr.attr("to_apply"))
     nops = len(instr.operands)
 
-    def less(eb: str, ea: str) -> str:
-        args = []
+    def less(eb: K.Expr, ea: K.Expr) -> K.Expr:
+        args: list[K.Expr] = []
         for k in range(nops):
             args += [_operand_value(kb, instr, k, eb), _operand_value(kb, instr, k, ea)]
-        return f"{fn}({', '.join(args)})"
+        return K.Call(fn, tuple(args), K.BOOL)
 
     base, loops = _slice_loops(kb, dims, d)
-    perm = emit_sorted_permutation(kb, n, less, base, stride)
-    j = kb.fresh("j")
-    kb.loop(j, n)
-    dst = f"{base} + {j} * {stride}" if stride != 1 else f"{base} + {j}"
-    src = f"{base} + {perm}[{j}] * {stride}" if stride != 1 else f"{base} + {perm}[{j}]"
-    for k, out in enumerate(outs):
-        kb.line(f"{out.cname}[{dst}] = {kb.buffers[instr.operands[k]].cname}[{src}];")
+    perm = emit_sorted_permutation(kb, n, less, lambda pos: base + pos * stride)
+    j = kb.loop(kb.fresh("j"), n)
+    for src, out in zip(srcs, outs):  # the stored elements, permuted (halves as their bits)
+        kb.store(out, base + j * stride, K.Load(src, base + K.Load(perm, j) * stride))
     kb.close()
     for _ in range(loops):
         kb.close()
@@ -213,23 +243,21 @@ def _topk_scratch(instr: Instruction, shapes: list[Shape]) -> int:
 def _emit_topk(kb, instr: Instruction, outs, less: Less) -> None:
     x = kb.producers[instr.operands[0]].array_shape
     vals, idxs = outs
-    n, k = x.dims[-1], vals.shape.dims[-1]
+    n, k = x.dims[-1], vals.dims[-1]
     if k == 0 or x.size == 0:
         return
     rows = x.size // n
-    r = kb.fresh("row")
-    kb.loop(r, rows)
-    base = kb.let("int64_t", f"{r} * {n}", "base") if rows > 1 else "0"
+    r = kb.loop(kb.fresh("row"), rows)
+    base = kb.let(r * n, "base") if rows > 1 else K.Const(0)
     if k <= _SELECT_MAX_K:
-        perm = emit_selected_top(kb, n, k, less, base)
+        perm = emit_selected_top(kb, n, k, less, lambda pos: base + pos)
     else:
-        perm = emit_sorted_permutation(kb, n, less, base, 1)
-    j = kb.fresh("j")
-    kb.loop(j, k)
-    out_at = f"{r} * {k} + {j}" if rows > 1 else j
-    src = f"{base} + {perm}[{j}]" if base != "0" else f"{perm}[{j}]"
-    kb.line(f"{vals.cname}[{out_at}] = {kb.buffers[instr.operands[0]].cname}[{src}];")
-    kb.line(f"{idxs.cname}[{out_at}] = (int32_t){perm}[{j}];")
+        perm = emit_sorted_permutation(kb, n, less, lambda pos: base + pos)
+    j = kb.loop(kb.fresh("j"), k)
+    out_at = r * k + j if rows > 1 else j
+    src = kb.buffers[instr.operands[0]]
+    kb.store(vals, out_at, K.Load(src, base + K.Load(perm, j)))
+    kb.store(idxs, out_at, K.Cast(K.Load(perm, j), idxs.dtype))
     kb.close()
     kb.close()
 
@@ -238,12 +266,15 @@ def _topk_kernel(kb, instr: Instruction, outs) -> None:
     dt = kb.producers[instr.operands[0]].array_shape.dtype
     op = ">" if instr.opcode == "custom-call" or instr.attr("largest", True) else "<"
 
-    def key(e: str) -> str:
+    def key(e: K.Expr) -> K.Expr:
         v = _operand_value(kb, instr, 0, e)
-        return f"aotc_totalorder_{suffix(dt)}({v})" if dt.kind == "float" else v
+        if dt.kind != "float":
+            return v
+        sfx = suffix(dt)  # the key's signed integer order is XLA's total order
+        return K.Call(f"aotc_totalorder_{sfx}", (v,), DTYPES["s64" if sfx == "f64" else "s32"])
 
-    def less(eb: str, ea: str) -> str:
-        return f"{key(eb)} {op} {key(ea)}"
+    def less(eb: K.Expr, ea: K.Expr) -> K.Expr:
+        return K.Binary(op, key(eb), key(ea), K.BOOL)
 
     if dt.kind not in ("float", "sint", "uint", "pred"):
         raise ShapeError(f"{instr.opcode} of {dt.name} values is not supported")
@@ -270,7 +301,6 @@ def _custom_call_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _custom_call_kernel(kb, instr: Instruction, outs) -> None:
-    from ..errors import located
     target = instr.attr("custom_call_target")
     if target != "TopK":
         raise located(f"aotc cannot compile custom-call target \"{target}\" (instruction {instr.name}); "
