@@ -12,38 +12,66 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, row_major_strides
+from ..kernel import ir as K
+from ..kernel.builder import load_value, store_value
+from ..runtime_c import gemm_scratch_bytes
+from .dot import GEMM_PARTS, THREADED_MACS
 from .elementwise import convert_expr
-from .window import ConvDims, conv_acc_type, joined, open_span, term, window_span
+from .window import (NEVER, ZERO, ConvDims, all_of, conv_acc_type, dot_terms, negate, open_span, reversed_index,
+                     span_misses_input, window_span)
+
+F32, F64, U8, U32 = DTYPES["f32"], DTYPES["f64"], DTYPES["u8"], DTYPES["u32"]
+
 
 @dataclass(frozen=True, slots=True)
 class GemmConv:
-    elem: str  # "float" or "double"
+    elem: DType  # f32 or f64
     P: int  # output pixels (rows)
     K: int  # window positions x input features
     O: int  # output features
     rows: int  # rows per GEMM call
+    parts: int  # slices of one GEMM call over the thread pool (1: serial)
+    part_bytes: int  # packing scratch of one slice
+    chunks: int  # pixel ranges of `blocks` x `rows` pixels with scratch of their own (0: one shared block)
+    blocks: int
     direct_a: bool  # the lhs is already the P x K matrix
     direct_b: bool  # the rhs is already the K x O matrix
     direct_c: bool  # the result is the P x O matrix, in the GEMM's type
-    off_b: int  # scratch byte offsets of the packed operands
-    off_a: int
+    off_b: int  # scratch byte offset of the packed rhs
+    off_chunk: int  # where the first block's scratch starts, and the bytes of each
+    chunk_bytes: int
+    off_a: int  # in a block's scratch (after the GEMM's packing scratch): im2col rows, result rows
     off_c: int
     scratch_bytes: int
 
 
 _GEMM_ROWS = 256
+_MIN_ROWS = 32
 
 
 def _align(n: int) -> int:
     return (n + 63) // 64 * 64
 
 
+def _chunking(P: int, threaded: bool) -> tuple[int, int, int] | None:
+    """(chunks, blocks, rows) with chunks * blocks * rows == P, rows at most _GEMM_ROWS and
+    not tiny, so every loop has a constant trip count; None when P does not factor so."""
+    for nc in ((GEMM_PARTS, 2, 1) if threaded else (1,)):
+        if P % nc:
+            continue
+        pc = P // nc
+        rows = max((r for r in range(1, min(pc, _GEMM_ROWS) + 1) if pc % r == 0), default=0)
+        if rows >= min(pc, _MIN_ROWS):
+            return nc, pc // rows, rows
+    return None
+
+
 def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmConv | None:
     """How to run this convolution as GEMM calls, or None for the direct loop nest (groups,
     integer types, tiny matrices, an output whose features are not innermost)."""
-    from ..runtime_c import gemm_scratch_bytes
     out = instr.array_shape
     if instr.attr("feature_group_count", 1) != 1 or instr.attr("batch_group_count", 1) != 1:
         return None
@@ -54,13 +82,13 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     if c.out_f != out.rank - 1 or 0 in lhs.dims or 0 in rhs.dims or 0 in out.dims:
         return None
     elem = conv_acc_type(instr, lhs, rhs)
-    es = 8 if elem == "double" else 4
+    es = elem.bits // 8
     O, C = rhs.dims[c.rhs_o], lhs.dims[c.lhs_f]
     K = C * prod(w.size for w in wins)
     P = out.size // O
     if K * O < 64 or O < 4:
         return None
-    same = (lambda dt: (dt.name == "f64") == (elem == "double") and dt.name in ("f32", "f64"))
+    same = (lambda dt: dt == elem)
     labels = instr.attr("dim_labels")
     unit = all(w.size == 1 and w.stride == 1 and w.pad_lo == 0 and w.pad_hi == 0 and w.lhs_dilate == 1
                for w in wins)
@@ -69,129 +97,169 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     direct_b = (same(rhs.dtype) and not any(w.reversal for w in wins)
                 and labels.rhs == "".join(str(k) for k in range(c.spatial)) + "io")
     direct_c = same(out.dtype)
-    rows = P if direct_a else min(P, _GEMM_ROWS)
-    off = gemm_scratch_bytes(rows, O, K, es)
-    off_b = off
-    off += 0 if direct_b else _align(K * O * es)
-    off_a = off
-    off += 0 if direct_a else _align(rows * K * es)
-    off_c = off
-    off += 0 if direct_c else _align(rows * O * es)
-    return GemmConv(elem, P, K, O, rows, direct_a, direct_b, direct_c, off_b, off_a, off_c, off)
+    threaded = P * O * K >= THREADED_MACS
+    # im2col: with the rhs used in place, pixel ranges (each with its own scratch) are
+    # independent, so threads split them; otherwise one block at a time, GEMM sliced over the pool
+    split = _chunking(P, threaded) if direct_b and not direct_a else None
+    chunks, blocks, rows = split if split else (0, 0, P if direct_a else min(P, _GEMM_ROWS))
+    part_bytes = gemm_scratch_bytes(rows, O, K, es)
+    parts = GEMM_PARTS if not chunks and rows * O * K >= THREADED_MACS else 1
+    off_b = 0
+    off = 0 if direct_b else _align(K * O * es)
+    off_chunk = off
+    off_a = parts * part_bytes
+    off_c = off_a + (0 if direct_a else _align(rows * K * es))
+    chunk_bytes = off_c + (0 if direct_c else _align(rows * O * es))
+    off += max(chunks, 1) * chunk_bytes
+    return GemmConv(elem, P, K, O, rows, parts, part_bytes, chunks, blocks, direct_a, direct_b, direct_c, off_b,
+                    off_chunk, chunk_bytes, off_a, off_c, off)
 
 
-def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out) -> None:
-    from ..hlo.dtypes import DTYPES
-    from .legacy_c import load_expr, store_expr
+def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, instr.array_shape
     c = ConvDims(instr, lhs.rank, rhs.rank)
     wins = (instr.attr("window") or Window(())).dims
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
-    lbuf, rbuf = kb.buffers[lhs_i.name].cname, kb.buffers[rhs_i.name].cname
-    T, K, O, C = plan.elem, plan.K, plan.O, lhs.dims[c.lhs_f]
-    gemm = "aotc_dgemm" if T == "double" else "aotc_sgemm"
-    zero = "0.0" if T == "double" else "0.0f"
+    lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
+    T, Kd, O, C = plan.elem, plan.K, plan.O, lhs.dims[c.lhs_f]
+    gemm = "aotc_dgemm" if T == F64 else "aotc_sgemm"
+    head: tuple[K.Expr, ...] = ()
+    if plan.parts > 1:  # each call sliced over the pool when there is one; serial otherwise
+        gemm = f"{gemm}_threads"
+        head = (kb.pool(), K.Const(plan.parts), K.Const(plan.part_bytes, U32))
 
-    def cast(v: str, dt) -> str:
-        return v if (T == "double") == (dt.name == "f64") else f"({T}){v}"
+    def cast(v: K.Expr) -> K.Expr:
+        return v if v.ty == T else K.Cast(v, T)
 
-    def scratch_at(off: int, base: str) -> str:
+    def scratch_at(off: K.Expr, base: str, size: int, elem: DType = T) -> K.Buf:
+        """A typed view of `size` elements at byte `off` of the scratch."""
         name = kb.fresh(base)
-        kb.line(f"{T}* const {name} = ({T}*)((unsigned char*){kb.scratch} + {off});")
-        return name
+        kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, off, elem=elem, byte_view=True)))
+        return K.Buf(name, elem, size)
+
+    def call(m: K.Expr, a: K.Expr, b: K.Expr, cdst: K.Expr, scratch: K.Expr) -> None:
+        kb.emit(K.CallStmt(gemm, head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), K.Const(1), b, K.Const(O),
+                                         K.Const(1), cdst, K.Const(O), scratch)))
 
     # B: (window position, input feature) x output feature
     if plan.direct_b:
         b = rbuf
     else:
-        b = scratch_at(plan.off_b, "wk")
-        ks, r_terms = [], []
+        b = scratch_at(K.Const(plan.off_b), "wk", Kd * O)
+        ks, r_pairs = [], []
         for k, wd in enumerate(wins):
-            v = kb.fresh(f"k{k}") if wd.size > 1 else "0"
-            if wd.size > 1:
-                kb.loop(v, wd.size)
+            v = kb.loop(kb.fresh(f"k{k}"), wd.size) if wd.size > 1 else ZERO
             ks.append(v)
-            wk = v if not wd.reversal else (f"({wd.size - 1} - {v})" if v != "0" else str(wd.size - 1))
-            r_terms.append(term(wk, rs[c.rhs_s[k]]))
-        kpos = joined(*(term(v, prod(w.size for w in wins[k + 1:])) for k, v in enumerate(ks)))
-        ic, oc = kb.fresh("ic"), kb.fresh("oc")
-        kb.loop(ic, C)
-        kb.loop(oc, O)
-        src = joined(*r_terms, term(ic, rs[c.rhs_i]), term(oc, rs[c.rhs_o]))
-        row = joined(f"({kpos}) * {C}" if kpos != "0" else None, ic)
-        kb.line(f"{b}[({row}) * {O} + {oc}] = {cast(load_expr(rhs.dtype, f'{rbuf}[{src}]'), rhs.dtype)};")
+            r_pairs.append((reversed_index(v, wd), rs[c.rhs_s[k]]))
+        kpos = _window_position(ks, wins)
+        ic = kb.loop(kb.fresh("ic"), C)
+        oc = kb.loop(kb.fresh("oc"), O, (K.VECTOR,))
+        src = dot_terms(r_pairs + [(ic, rs[c.rhs_i]), (oc, rs[c.rhs_o])])
+        kb.store(b, (kpos * C + ic) * O + oc, cast(load_value(rhs.dtype, K.Load(rbuf, src))))
         kb.close()
         kb.close()
         for v in ks:
-            if v != "0":
+            if isinstance(v, K.Var):
                 kb.close()
 
-    def store_rows(cbuf: str, first: str, count: str) -> None:
-        i = kb.fresh("i")
-        src = DTYPES["f64" if T == "double" else "f32"]
-        dst = DTYPES["f32"] if res.dtype.name in ("bf16", "f16") else res.dtype
-        val = convert_expr(f"{cbuf}[{i}]", src, dst)
-        kb.line(f"for (int64_t {i} = 0; {i} < ({count}) * {O}; ++{i}) "
-                f"{out.cname}[({first}) * {O} + {i}] = {store_expr(res.dtype, val)};")
+    def store_rows(cbuf: K.Buf, first: K.Expr, count: K.Expr) -> None:
+        """Round `count` rows of the GEMM's result to the result type, from row `first` on."""
+        dst = F32 if res.dtype.name in ("bf16", "f16") else res.dtype
+        i = kb.loop(kb.fresh("i"), count * O, (K.VECTOR,))
+        kb.store(out, first * O + i, store_value(res.dtype, convert_expr(K.Load(cbuf, i), T, dst)))
+        kb.close()
+
+    def gemm_rows(first: K.Expr, count: K.Expr, a: K.Buf, cbuf: K.Buf | None, base: K.Expr) -> None:
+        """C rows [first, first + count) from im2col rows `a` (scratch from byte `base` on)."""
+        scratch = K.Ptr(kb.scratch, base, elem=U8, byte_view=True)
+        call(count, K.Ptr(a), K.Ptr(b), K.Ptr(out, first * O) if cbuf is None else K.Ptr(cbuf), scratch)
+        if cbuf is not None:
+            store_rows(cbuf, first, count)
 
     if plan.direct_a:
-        cdst = out.cname if plan.direct_c else scratch_at(plan.off_c, "cbuf")
-        kb.line(f"{gemm}({plan.P}, {O}, {K}, {lbuf}, {K}, 1, {b}, {O}, 1, {cdst}, {O}, {kb.scratch});")
-        if not plan.direct_c:
-            store_rows(cdst, "0", str(plan.P))
+        cbuf = None if plan.direct_c else scratch_at(K.Const(plan.off_chunk + plan.off_c), "cbuf", plan.P * O)
+        gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
         return
 
-    # im2col by blocks of rows: one row per output pixel, zeros on padding and dilation holes
-    a = scratch_at(plan.off_a, "col")
-    cbuf = None if plan.direct_c else scratch_at(plan.off_c, "cbuf")
-    r, p0 = kb.fresh("r"), kb.fresh("p0")
-    kb.line(f"int64_t {r} = 0, {p0} = 0;")
-    o_var: dict[int, str] = {}
-    closes = 0
-    for d, m in enumerate(res.dims):
-        if d == c.out_f:
-            continue
-        v = kb.fresh("b" if d == c.out_b else f"o{c.out_s.index(d)}") if m > 1 else "0"
-        if m > 1:
-            kb.loop(v, m)
-            closes += 1
-        o_var[d] = v
-    arow = kb.fresh("arow")
-    kb.line(f"{T}* const {arow} = {a} + {r} * {K};")
-    spans = [window_span(kb, o_var[c.out_s[k]], wd, lhs.dims[c.lhs_s[k]], res.dims[c.out_s[k]], f"k{k}")
-             for k, wd in enumerate(wins)]
-    partial = "1" if None in spans else " || ".join(f"({s.partial})" for s in spans if s.partial != "0")
-    if partial:  # the row reaches padding or holes (for some output pixels): zeros first
-        z = kb.fresh("z")
-        fill = f"for (int64_t {z} = 0; {z} < {K}; ++{z}) {arow}[{z}] = {zero};"
-        kb.line(fill if partial == "1" else f"if ({partial}) {fill}")
-    if None not in spans:
-        inner, ks, l_terms = 0, [], []
-        for k, span in enumerate(spans):
-            pos, opened = open_span(kb, span)
-            inner += opened
-            ks.append(span.w)
-            l_terms.append(term(pos, ls[c.lhs_s[k]]))
-        kpos = joined(*(term(v, prod(w.size for w in wins[k + 1:])) for k, v in enumerate(ks)))
-        col = arow
-        if kpos != "0":
-            col = kb.fresh("dst")
-            kb.line(f"{T}* const {col} = {arow} + ({kpos}) * {C};")
-        ic = kb.fresh("ic")
-        x_at = joined(term(o_var[c.out_b], ls[c.lhs_b]), *l_terms, term(ic, ls[c.lhs_f]))
-        kb.line(f"for (int64_t {ic} = 0; {ic} < {C}; ++{ic}) "
-                f"{col}[{ic}] = {cast(load_expr(lhs.dtype, f'{lbuf}[{x_at}]'), lhs.dtype)};")
-        for _ in range(inner):
+    def im2col_row(a: K.Buf, row: K.Expr, o_var: dict[int, K.Expr]) -> None:
+        """Row `row` of `a` for the output pixel at `o_var`: zeros on padding and dilation holes,
+        then the window indices that land on input."""
+        misses = any(span_misses_input(o_var[c.out_s[k]], wd, lhs.dims[c.lhs_s[k]]) for k, wd in enumerate(wins))
+        spans = [] if misses else [window_span(kb, o_var[c.out_s[k]], wd, lhs.dims[c.lhs_s[k]],
+                                               res.dims[c.out_s[k]], f"k{k}") for k, wd in enumerate(wins)]
+        inside = NEVER if misses else all_of(s.inside for s in spans)
+        if inside is not None:  # the row reaches padding or holes (for some output pixels): zeros first
+            if inside != NEVER:
+                kb.if_(negate(inside))
+            z = kb.loop(kb.fresh("z"), Kd, (K.VECTOR,))
+            kb.store(a, row + z, K.Const(0.0, T))
             kb.close()
-    kb.line(f"++{r};")
-    kb.open(f"if ({r} == {plan.rows} || {p0} + {r} == {plan.P})")
-    cdst = f"{out.cname} + {p0} * {O}" if plan.direct_c else cbuf
-    kb.line(f"{gemm}({r}, {O}, {K}, {a}, {K}, 1, {b}, {O}, 1, {cdst}, {O}, {kb.scratch});")
-    if not plan.direct_c:
-        store_rows(cbuf, p0, r)
-    kb.line(f"{p0} += {r};")
-    kb.line(f"{r} = 0;")
-    kb.close()
-    for _ in range(closes):
+            if inside != NEVER:
+                kb.close()
+        if misses:
+            return
+        opened, ks, l_pairs = 0, [], []
+        for k, span in enumerate(spans):
+            pos, n = open_span(kb, span, ())
+            opened += n
+            ks.append(span.w)
+            l_pairs.append((pos, ls[c.lhs_s[k]]))
+        at = kb.let(row + _window_position(ks, wins) * C, "at")
+        x_at = kb.let(dot_terms([(o_var[c.out_b], ls[c.lhs_b])] + l_pairs), "x_at")
+        ic = kb.loop(kb.fresh("ic"), C, (K.VECTOR,))
+        kb.store(a, at + ic, cast(load_value(lhs.dtype, K.Load(lbuf, x_at + ic * ls[c.lhs_f]))))
         kb.close()
+        for _ in range(opened):
+            kb.close()
+
+    pixel_dims = [d for d in range(res.rank) if d != c.out_f]
+    if plan.chunks:
+        # pixel ranges with scratch of their own: threads may split them
+        ch = kb.loop(kb.fresh("chunk"), plan.chunks, (K.PARALLEL,))
+        base = kb.let(ch * plan.chunk_bytes + plan.off_chunk, "base")
+        a = scratch_at(base + plan.off_a, "col", plan.rows * Kd)
+        cbuf = None if plan.direct_c else scratch_at(base + plan.off_c, "cbuf", plan.rows * O)
+        blk = kb.loop(kb.fresh("blk"), plan.blocks)
+        p0 = kb.let((ch * plan.blocks + blk) * plan.rows, "p0")
+        i = kb.loop(kb.fresh("i"), plan.rows)
+        p = kb.let(p0 + i, "p")
+        o_var: dict[int, K.Expr] = {}
+        stride = 1
+        for d in reversed(pixel_dims):
+            m = res.dims[d]
+            o_var[d] = ZERO if m == 1 else kb.let((p // stride) % m if d != pixel_dims[0] else p // stride,
+                                                  "b" if d == c.out_b else f"o{c.out_s.index(d)}")
+            stride *= m
+        im2col_row(a, kb.let(i * Kd, "row"), o_var)
+        kb.close()
+        gemm_rows(p0, K.Const(plan.rows), a, cbuf, base)
+        kb.close()
+        kb.close()
+        return
+
+    # one block of rows at a time, filled in pixel order; the GEMM runs when the block is full
+    base = K.Const(plan.off_chunk)
+    a = scratch_at(base + plan.off_a, "col", plan.rows * Kd)
+    cbuf = None if plan.direct_c else scratch_at(base + plan.off_c, "cbuf", plan.rows * O)
+    r = kb.local(K.INDEX, ZERO, "r")  # rows filled in the current block
+    p0 = kb.local(K.INDEX, ZERO, "p0")  # the block's first output pixel
+    o_var = {}
+    for d in pixel_dims:
+        m = res.dims[d]
+        o_var[d] = kb.loop(kb.fresh("b" if d == c.out_b else f"o{c.out_s.index(d)}"), m) if m > 1 else ZERO
+    im2col_row(a, kb.let(r * Kd, "row"), o_var)
+    kb.assign(r, r + 1)
+    kb.if_(K.Binary("||", r.eq(plan.rows), (p0 + r).eq(plan.P), K.BOOL))
+    gemm_rows(p0, r, a, cbuf, base)
+    kb.assign(p0, p0 + r)
+    kb.assign(r, ZERO)
+    kb.close()
+    for v in o_var.values():
+        if isinstance(v, K.Var):
+            kb.close()
+
+
+def _window_position(ks: list[K.Expr], wins) -> K.Expr:
+    """The row-major index of window position `ks` among all window positions."""
+    return dot_terms((v, prod(w.size for w in wins[k + 1:])) for k, v in enumerate(ks))

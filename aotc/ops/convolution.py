@@ -9,13 +9,19 @@ every width accumulate in f32 (f64 for f64) and round to the result type once.
 """
 from __future__ import annotations
 
+from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
+from ..kernel import ir as K
+from ..kernel.builder import load_value, store_value
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
 from .elementwise import _arr, convert_expr, suffix
 from .registry import OpRule, ShapeError, register
-from .window import (ConvDims, check_window, conv_acc_type, interior, joined, open_span, term, window_output_size,
-                     window_span)
+from .window import (ZERO, ConvDims, Span, check_window, conv_acc_type, dot_terms, interior, open_span, reversed_index,
+                     span_misses_input, window_output_size, window_span)
+
+F32 = DTYPES["f32"]
+
 
 def _groups(instr: Instruction) -> tuple[int, int]:
     g, bg = instr.attr("feature_group_count", 1), instr.attr("batch_group_count", 1)
@@ -70,11 +76,7 @@ def _conv_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     return nbytes if nbytes > _STACK_ACC_BYTES else 0
 
 
-
-
 def _conv_kernel(kb, instr: Instruction, outs) -> None:
-    from ..hlo.dtypes import DTYPES
-    from .legacy_c import store_expr
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, out.shape
@@ -88,49 +90,42 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     O = rhs.dims[c.rhs_o]
     acc_t = conv_acc_type(instr, lhs, rhs)
     os_ = row_major_strides(res.dims)
-    # a row of accumulators over the output features
-    acc = kb.fresh("acc")
-    if O * 8 > _STACK_ACC_BYTES:
-        kb.line(f"{acc_t}* const {acc} = ({acc_t}*){kb.scratch};")
-    else:
-        kb.line(f"{acc_t} {acc}[{O}];")
-    closes = 0
-    ob = "0"
-    if res.dims[c.out_b] > 1:
-        ob = kb.fresh("b")
-        kb.loop(ob, res.dims[c.out_b])
-        closes += 1
-    o_sp = []
-    for k in range(c.spatial):
-        m = res.dims[c.out_s[k]]
-        v = kb.fresh(f"o{k}") if m > 1 else "0"
-        if m > 1:
-            kb.loop(v, m)
-            closes += 1
-        o_sp.append(v)
-    oc = kb.fresh("oc")
-    zero = "0.0" if acc_t == "double" else "0.0f" if acc_t == "float" else "0"
-    kb.line(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc}) {acc}[{oc}] = {zero};")
+    on_stack = O * 8 <= _STACK_ACC_BYTES
+    acc = K.Buf(kb.fresh("acc"), acc_t, O)
+    if not on_stack:  # one row of accumulators in scratch, shared: the output loops stay serial
+        kb.emit(K.Let(K.Var(acc.name, None), K.Ptr(kb.scratch, ZERO, elem=acc_t, byte_view=True)))
+    # output pixels are computed independently (each with its own row of accumulators on
+    # the stack): threads may split the pixel loops, a [1,H,W,C] nest over H*W
+    marks = (K.PARALLEL,) if on_stack else ()
+    ob = kb.loop(kb.fresh("b"), res.dims[c.out_b], marks) if res.dims[c.out_b] > 1 else ZERO
+    o_sp = [kb.loop(kb.fresh(f"o{k}"), res.dims[c.out_s[k]], marks) if res.dims[c.out_s[k]] > 1 else ZERO
+            for k in range(c.spatial)]
+    if on_stack:
+        kb.emit(K.ArrayDecl(acc))
+    oc = K.Var(kb.fresh("oc"))
+    kb.loop(oc.name, O, (K.VECTOR,))
+    kb.store(acc, oc, K.Const(0, acc_t))
+    kb.close()
     if lhs.size and rhs.size:
-        _conv_accumulate(kb, instr, c, acc, acc_t, ob, o_sp, oc)
+        _conv_accumulate(kb, instr, c, acc, ob, o_sp, oc)
     # one rounding to the result type
     odt = res.dtype
-    out_at = joined(term(ob, os_[c.out_b]), *(term(o_sp[k], os_[c.out_s[k]]) for k in range(c.spatial)),
-                     term(oc, os_[c.out_f]))
-    val = f"{acc}[{oc}]"
+    out_at = dot_terms([(ob, os_[c.out_b])] + [(o_sp[k], os_[c.out_s[k]]) for k in range(c.spatial)]
+                       + [(oc, os_[c.out_f])])
+    val: K.Expr = K.Load(acc, oc)
     if odt.kind == "float":
-        src = DTYPES["f64" if acc_t == "double" else "f32"]
-        dst = DTYPES["f32"] if odt.name in ("bf16", "f16") else odt
-        val = convert_expr(val, src, dst)
-    kb.line(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc}) {out.cname}[{out_at}] = {store_expr(odt, val)};")
-    for _ in range(closes):
-        kb.close()
+        val = convert_expr(val, acc_t, F32 if odt.name in ("bf16", "f16") else odt)
+    kb.loop(oc.name, O, (K.VECTOR,))
+    kb.store(out, out_at, store_value(odt, val))
+    kb.close()
+    for v in [ob] + o_sp:
+        if isinstance(v, K.Var):
+            kb.close()
 
 
-def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, ob: str, o_sp: list[str],
-                     oc: str) -> None:
+def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: K.Buf, ob: K.Expr, o_sp: list[K.Expr],
+                     oc: K.Var) -> None:
     """The window loops, input-feature loop and output-feature loop adding into `acc`."""
-    from .legacy_c import load_expr
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs = lhs_i.array_shape, rhs_i.array_shape
     res = instr.array_shape
@@ -139,63 +134,62 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, 
     B, C, O = lhs.dims[c.lhs_b], lhs.dims[c.lhs_f], rhs.dims[c.rhs_o]
     CG, OG, OBG, BGS = C // g, O // g, O // bg, B // bg
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
-    lbuf, rbuf = kb.buffers[lhs_i.name].cname, kb.buffers[rhs_i.name].cname
+    lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
+    acc_t = acc.dtype
     odt = res.dtype
     is_float = odt.kind == "float"
     # window loops over the indices that land on input
+    if any(span_misses_input(o_sp[k], wd, lhs.dims[c.lhs_s[k]]) for k, wd in enumerate(wins)):
+        return
     spans = [window_span(kb, o_sp[k], wd, lhs.dims[c.lhs_s[k]], res.dims[c.out_s[k]], f"k{k}")
              for k, wd in enumerate(wins)]
-    if None in spans:
-        return
 
-    def conv_in(v: str, dt) -> str:
+    def conv_in(v: K.Expr, dt) -> K.Expr:
         if is_float:  # loads are float (f32, bf16, f16) or double (f64)
-            return v if (acc_t == "double") == (dt.name == "f64") else f"({acc_t}){v}"
+            return v if v.ty == acc_t else K.Cast(v, acc_t)
         return convert_expr(v, dt, odt)
 
-    def mac(x: str, wv: str) -> str:
+    def mac(x: K.Expr, wv: K.Expr) -> None:
+        a = K.Load(acc, oc)
         if is_float:
-            return f"{acc}[{oc}] += {x} * {wv};"
-        s = suffix(odt)
-        return f"{acc}[{oc}] = aotc_add_{s}({acc}[{oc}], aotc_mul_{s}({x}, {wv}));"
+            kb.store(acc, oc, K.Binary("+", a, K.Binary("*", x, wv, acc_t), acc_t))
+        else:
+            s = suffix(odt)
+            kb.store(acc, oc, K.Call(f"aotc_add_{s}", (a, K.Call(f"aotc_mul_{s}", (x, wv), acc_t)), acc_t))
 
-    def accumulate(spans) -> None:
+    def accumulate(spans: list[Span]) -> None:
         inner = 0
-        l_terms, r_terms = [], []
+        l_pairs, r_pairs = [], []
         for k, (wd, span) in enumerate(zip(wins, spans)):
             pos, opened = open_span(kb, span)
             inner += opened
-            w = span.w
-            l_terms.append(term(pos, ls[c.lhs_s[k]]))
-            wk = w if not wd.reversal else (f"({wd.size - 1} - {w})" if not w.isdigit() else str(wd.size - 1 - int(w)))
-            r_terms.append(term(wk, rs[c.rhs_s[k]]))
-        lsp = kb.let("int64_t", joined(*l_terms), "lsp")
-        rsp = kb.let("int64_t", joined(*r_terms), "rsp")
-        ic = "0"
+            l_pairs.append((pos, ls[c.lhs_s[k]]))
+            r_pairs.append((reversed_index(span.w, wd), rs[c.rhs_s[k]]))
+        lsp = kb.let(dot_terms(l_pairs), "lsp")
+        rsp = kb.let(dot_terms(r_pairs), "rsp")
+        ic: K.Expr = ZERO
         if CG > 1:
-            ic = kb.fresh("ic")
-            kb.loop(ic, CG)
+            ic = kb.loop(kb.fresh("ic"), CG, (K.REDUCTION,))
             inner += 1
-
-        w_at = joined(rsp, term(ic, rs[c.rhs_i]), term(oc, rs[c.rhs_o]))
-        wv = conv_in(load_expr(rhs.dtype, f"{rbuf}[{w_at}]"), rhs.dtype)
+        w_at = rsp + dot_terms([(ic, rs[c.rhs_i]), (oc, rs[c.rhs_o])])
+        wv = conv_in(load_value(rhs.dtype, K.Load(rbuf, w_at)), rhs.dtype)
         if g == 1 and bg == 1:
-            # the input element is the same for every output feature: hoisted
-            x_at = joined(term(ob, ls[c.lhs_b]), lsp, term(ic, ls[c.lhs_f]))
-            x = kb.let(acc_t, conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), "x")
-            kb.line(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc}) {mac(x, wv)}")
+            # the input element is the same for every output feature: loaded once
+            x_at = dot_terms([(ob, ls[c.lhs_b])]) + lsp + ic * ls[c.lhs_f]
+            x = kb.let(conv_in(load_value(lhs.dtype, K.Load(lbuf, x_at)), lhs.dtype), "x")
+            kb.loop(oc.name, O, (K.VECTOR,))
+            mac(x, wv)
+            kb.close()
         else:
-            kb.open(f"for (int64_t {oc} = 0; {oc} < {O}; ++{oc})")
+            kb.loop(oc.name, O, (K.VECTOR,))
             bsrc = ob
             if bg > 1:
-                bsrc = kb.let("int64_t", joined(ob, f"({oc} / {OBG}) * {BGS}" if BGS != 1 else f"({oc} / {OBG})"),
-                              "bin")
+                bsrc = kb.let(ob + (oc // OBG) * BGS, "bin")
             iz = ic
             if g > 1:
-                grp = oc if OG == 1 else f"({oc} / {OG})"
-                iz = kb.let("int64_t", joined(f"{grp} * {CG}" if CG != 1 else grp, ic), "iz")
-            x_at = joined(term(bsrc, ls[c.lhs_b]), lsp, term(iz, ls[c.lhs_f]))
-            kb.line(mac(conv_in(load_expr(lhs.dtype, f"{lbuf}[{x_at}]"), lhs.dtype), wv))
+                iz = kb.let((oc // OG) * CG + ic, "iz")
+            x_at = bsrc * ls[c.lhs_b] + lsp + iz * ls[c.lhs_f]
+            mac(conv_in(load_value(lhs.dtype, K.Load(lbuf, x_at)), lhs.dtype), wv)
             kb.close()
         for _ in range(inner):
             kb.close()
@@ -206,12 +200,12 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: str, acc_t: str, 
         return
     # the same loops with constant trip counts where the window lies inside the input
     cond, full = split
-    kb.open(f"if ({cond})")
+    kb.if_(cond)
     accumulate(full)
-    kb.close()
-    kb.open("else")
+    kb.else_()
     accumulate(spans)
     kb.close()
+
 
 register(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,
                 buffered_operands=True))

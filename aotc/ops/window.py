@@ -12,17 +12,19 @@ convolution.py and conv_gemm.py; its dimension numbers are decoded here.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import reduce
 from math import gcd
 
+from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction, Window, WindowDim
 from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..kernel import ir as K
+from ..kernel.builder import Index, compute_type, store_value
 from .elementwise import _arr
 from .registry import OpRule, ShapeError, register
 
-
-def _index(dims, exprs=None, linear=None):
-    from .legacy_c import Index
-    return Index(tuple(dims), None if exprs is None else tuple(exprs), linear)
+ZERO, ONE = K.Const(0), K.Const(1)
+ALWAYS, NEVER = K.Const(1, K.BOOL), K.Const(0, K.BOOL)
 
 
 def window_output_size(n: int, w: WindowDim) -> int:
@@ -53,109 +55,144 @@ def check_window(win: Window | None, rank: int, op: str) -> tuple[WindowDim, ...
 class Span:
     """The window indices of one dimension that land on input for the current output
     index: `w` runs from `lo` (inclusive) to `hi` (exclusive) in steps of `step`, and
-    reads input index `pos` (text using `w`). `partial` is a C condition, true when
-    some window index of this output index misses the input ("0": never)."""
-    w: str
-    lo: str
-    hi: str
+    reads input index `pos` (an expression of `w`). `inside` is the condition under
+    which every window index of this output index lands on input (None: always;
+    NEVER: some index always misses)."""
+    w: K.Expr
+    lo: K.Expr
+    hi: K.Expr
     step: int
-    pos: str
-    partial: str
+    pos: K.Expr
+    inside: K.Expr | None
     full: bool  # every window index lands on input for every output index: a plain loop
     size: int  # the window size
 
 
-def _plus(expr: str, k: int) -> str:
-    return expr if k == 0 else f"{expr} + {k}" if k > 0 else f"{expr} - {-k}"
+def all_of(conds) -> K.Expr | None:
+    """The conjunction of conditions (None: always true)."""
+    conds = [c for c in conds if c is not None]
+    if any(c == NEVER for c in conds):
+        return NEVER
+    return reduce(lambda a, b: K.Binary("&&", a, b, K.BOOL), conds) if conds else None
 
 
-def window_span(kb, o: str, wd: WindowDim, n: int, n_out: int, name: str) -> Span | None:
-    """The span of window indices of one dimension for output index `o` (a C variable, or
-    "0" when the output dimension has size 1); None when no window index of any output
-    index reads the input. Emits the bound computations (per output index) as locals.
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def negate(cond: K.Expr) -> K.Expr:
+    """`!cond`, with the negation pushed into comparisons (`a != 0 || b != 3`)."""
+    if isinstance(cond, K.Binary) and cond.op in ("&&", "||"):
+        return K.Binary("||" if cond.op == "&&" else "&&", negate(cond.a), negate(cond.b), K.BOOL)
+    if isinstance(cond, K.Binary) and cond.op in _NEGATED:
+        return K.Binary(_NEGATED[cond.op], cond.a, cond.b, K.BOOL)
+    return K.Unary("!", cond, K.BOOL)
+
+
+def span_misses_input(o: K.Expr, wd: WindowDim, n: int) -> bool:
+    """Whether no window index of any output index reads the input (`window_span` is None)."""
+    if n == 0 or wd.size == 0:
+        return True
+    if isinstance(o, K.Const):
+        last = (n - 1) * wd.lhs_dilate
+        return not any(0 <= w * wd.rhs_dilate - wd.pad_lo <= last and (w * wd.rhs_dilate - wd.pad_lo) % wd.lhs_dilate == 0
+                       for w in range(wd.size))
+    return False
+
+
+def _sel(cond: K.Expr, a, b) -> K.Expr:
+    return K.Select(cond, K.lift(a), K.lift(b), K.INDEX)
+
+
+def _mod(x: K.Expr, m: int) -> K.Expr:
+    """x mod m in [0, m) for any sign of x."""
+    return (x % m + m) % m
+
+
+def window_span(kb, o: K.Expr, wd: WindowDim, n: int, n_out: int, name: str) -> Span | None:
+    """The span of window indices of one dimension for output index `o` (a loop variable,
+    or Const(0) when the output dimension has size 1); None when no window index of any
+    output index reads the input. Emits the bound computations (per output index) as
+    locals.
 
     Window index w of output index o reads dilated position q = o*s + w*r - p, a real
     element when 0 <= q <= (n-1)*d and d divides q (s stride, r window dilation, p low
     padding, d base dilation); its input index is q / d."""
     s, r, d, p, size = wd.stride, wd.rhs_dilate, wd.lhs_dilate, wd.pad_lo, wd.size
-    if n == 0 or size == 0:
+    if span_misses_input(o, wd, n):
         return None
     last = (n - 1) * d  # last real dilated position
-    if o == "0":  # everything is known: list the window indices that land
+
+    def position(w: K.Expr, o_term: K.Expr) -> K.Expr:
+        q = o_term + w * r - p
+        return q if d == 1 else q // d
+
+    if isinstance(o, K.Const):  # everything is known: list the window indices that land
         hits = [w for w in range(size) if 0 <= w * r - p <= last and (w * r - p) % d == 0]
-        if not hits:
-            return None
-        partial = "0" if len(hits) == size else "1"
+        inside = None if len(hits) == size else NEVER
         if len(hits) == 1:
-            at = str(hits[0])
-            return Span(at, at, str(hits[0] + 1), 1, str((hits[0] * r - p) // d), partial, False, size)
-        step = hits[1] - hits[0]
-        w = kb.fresh(name)
-        pos = _plus(w if r == 1 else f"{w} * {r}", -p)
-        pos = pos if d == 1 else f"({pos}) / {d}"
-        return Span(w, str(hits[0]), str(hits[-1] + 1), step, pos, partial, partial == "0", size)
-    o_term = o if s == 1 else f"{o} * {s}"
-    w = kb.fresh(name) if size > 1 else "0"
-    pos = _plus(" + ".join(t for t in (o_term, (w if r == 1 else f"{w} * {r}") if size > 1 else "") if t), -p)
-    pos = pos if d == 1 else f"({pos}) / {d}"
+            return Span(K.Const(hits[0]), K.Const(hits[0]), K.Const(hits[0] + 1), 1,
+                        K.Const((hits[0] * r - p) // d), inside, False, size)
+        w = K.Var(kb.fresh(name))
+        return Span(w, K.Const(hits[0]), K.Const(hits[-1] + 1), hits[1] - hits[0], position(w, ZERO), inside,
+                    inside is None, size)
+    o_term = o * s
+    w = K.Var(kb.fresh(name)) if size > 1 else ZERO
+    pos = position(w, o_term)
     # w*r >= p - o*s (need) and w*r <= last + p - o*s (room), over o in [0, n_out)
     lo_needed = p > 0
     hi_needed = last + p - (n_out - 1) * s < (size - 1) * r
     if d == 1 and not lo_needed and not hi_needed:
-        return Span(w, "0", str(size), 1, pos, "0", True, size)
-    need = f"({p} - {o_term})"
-    room = f"({last + p} - {o_term})"
-    lo, hi = "0", str(size)
+        return Span(w, ZERO, K.Const(size), 1, pos, None, True, size)
+    need = p - o_term
+    room = (last + p) - o_term
+    lo: K.Expr = ZERO
+    hi: K.Expr = K.Const(size)
     if lo_needed:
-        ceil = need if r == 1 else f"({need} + {r - 1}) / {r}"
-        lo = kb.let("int64_t", f"{need} > 0 ? {ceil} : 0", f"{name}_lo")
+        ceil = need if r == 1 else (need + (r - 1)) // r
+        lo = kb.let(_sel(need.gt(0), ceil, 0), f"{name}_lo")
     if hi_needed:
-        fl = f"{room} + 1" if r == 1 else f"{room} / {r} + 1"
-        hi = kb.let("int64_t", f"{room} < 0 ? 0 : {room} >= {(size - 1) * r} ? {size} : {fl}", f"{name}_hi")
+        fl = room + 1 if r == 1 else room // r + 1
+        hi = kb.let(_sel(room.lt(0), 0, _sel(room.ge((size - 1) * r), size, fl)), f"{name}_hi")
     step = 1
     if d > 1:  # w*r = need (mod d): w = w0 (mod d/g) when g = gcd(r, d) divides need
         g = gcd(r, d)
         step = d // g
         if g > 1:
-            hi = kb.let("int64_t", f"{need} % {g} == 0 ? {hi} : 0", f"{name}_hi")
+            hi = kb.let(_sel((need % g).eq(0), hi, 0), f"{name}_hi")
         if step > 1:
             inv = pow(r // g, -1, step)
-            w0 = f"{need} / {g}" if g > 1 else need
-            w0 = f"{w0} * {inv}" if inv != 1 else w0
-            phase = f"(({w0}) % {step} + {step}) % {step}"
-            lo = kb.let("int64_t", f"{lo} + (({phase} - {lo}) % {step} + {step}) % {step}", f"{name}_lo")
+            w0 = need // g if g > 1 else need
+            w0 = w0 * inv
+            lo = kb.let(lo + _mod(_mod(w0, step) - lo, step), f"{name}_lo")
     if size == 1:  # a loop of at most one trip: the one window index lands or not
-        w = kb.fresh(name)
-    partial = "1" if d > 1 else " || ".join(c for c in (f"{lo} != 0" if lo_needed else "",
-                                                        f"{hi} != {size}" if hi_needed else "") if c)
-    return Span(w, lo, hi, step, pos, partial, False, size)
+        w = K.Var(kb.fresh(name))
+        pos = position(w, o_term)
+    inside = NEVER if d > 1 else all_of([lo.eq(0) if lo_needed else None,
+                                         hi.eq(size) if hi_needed else None])
+    return Span(w, lo, hi, step, pos, inside, False, size)
 
 
-def interior(spans: list[Span]) -> tuple[str, list[Span]] | None:
-    """For spans that miss the input only near the borders (no base dilation): the C
+def interior(spans: list[Span]) -> tuple[K.Expr, list[Span]] | None:
+    """For spans that miss the input only near the borders (no base dilation): the
     condition under which every window index lands on input for the current output
     index, and the spans as full loops of constant trip count for that case (which
     compilers unroll); None when there is no such split to make."""
-    if all(s.full for s in spans) or any(s.partial == "1" for s in spans):
+    cond = all_of(s.inside for s in spans)
+    if cond is None or cond == NEVER:
         return None
-    edge = " || ".join(f"({s.partial})" for s in spans if s.partial != "0")
-    full = [s if s.full else replace(s, lo="0", hi=str(s.size), step=1, partial="0", full=True) for s in spans]
-    return f"!({edge})", full
+    full = [s if s.full else replace(s, lo=ZERO, hi=K.Const(s.size), step=1, inside=None, full=True) for s in spans]
+    return cond, full
 
 
-def open_span(kb, span: Span) -> tuple[str, int]:
+def open_span(kb, span: Span, marks=(K.REDUCTION,)) -> tuple[K.Expr, int]:
     """Open the loop of `span` (none for a single constant index); returns the input index
-    (a local inside the loop) and the number of scopes opened."""
-    if span.full:
-        if span.w == "0":
-            return kb.let("int64_t", span.pos, "pos"), 0
-        kb.loop(span.w, span.hi)
-        return kb.let("int64_t", span.pos, "pos"), 1
-    if span.step == 1 and span.lo.isdigit() and span.hi.isdigit() and int(span.hi) == int(span.lo) + 1:
-        return span.pos, 0  # a single known index: a constant position
-    inc = f"++{span.w}" if span.step == 1 else f"{span.w} += {span.step}"
-    kb.open(f"for (int64_t {span.w} = {span.lo}; {span.w} < {span.hi}; {inc})")
-    return kb.let("int64_t", span.pos, "pos"), 1
+    (a local inside the loop) and the number of loops opened."""
+    if isinstance(span.w, K.Const):  # a single known window index
+        if isinstance(span.pos, K.Const):
+            return span.pos, 0
+        return kb.let(span.pos, "pos"), 0
+    kb.loop(span.w.name, span.hi, marks, start=span.lo, step=span.step)
+    return kb.let(span.pos, "pos"), 1
 
 
 # ------------------------------------------------------------------ reduce-window
@@ -181,7 +218,6 @@ def _reduce_window_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
-    from .legacy_c import compute_ctype, store_expr
     n = len(instr.operands) // 2
     ins = [kb.producers[o].array_shape for o in instr.operands[:n]]
     in_dims = ins[0].dims
@@ -190,50 +226,44 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
         return
     wins = instr.attr("window").dims
     fn = kb.scalar_function(instr.attr("to_apply"))
-    o_vars = []
-    for d, m in enumerate(out_dims):
-        v = kb.fresh(f"o{d}") if m > 1 else "0"
-        if m > 1:
-            kb.loop(v, m)
-        o_vars.append(v)
-    accs = []
-    for k in range(n):
-        init = kb.operand(instr, n + k, _index(()))
-        acc = kb.fresh(f"acc{k}")
-        kb.line(f"{compute_ctype(ins[k].dtype)} {acc} = {init};")
-        accs.append(acc)
-    spans = [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}") for d, wd in enumerate(wins)]
+    types = [compute_type(a.dtype) for a in ins]
+    # every output element is computed on its own: threads may split the output loops
+    o_vars: list[K.Expr] = [kb.loop(kb.fresh(f"o{d}"), m, (K.PARALLEL,)) if m > 1 else ZERO
+                            for d, m in enumerate(out_dims)]
+    accs = [kb.local(types[k], kb.operand(instr, n + k, Index(())), f"acc{k}") for k in range(n)]
+    misses = any(span_misses_input(o_vars[d], wd, in_dims[d]) for d, wd in enumerate(wins))
+    spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
+                               for d, wd in enumerate(wins)]
 
     def accumulate(spans: list[Span]) -> None:
-        closes, sub = 0, []
+        opened, sub = 0, []
         for span in spans:
-            pos, opened = open_span(kb, span)
-            closes += opened
+            pos, k = open_span(kb, span)
+            opened += k
             sub.append(pos)
-        xs = [kb.operand(instr, k, _index(in_dims, sub)) for k in range(n)]
+        xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
         if n == 1:
-            kb.line(f"{accs[0]} = {fn}({accs[0]}, {xs[0]});")
+            kb.assign(accs[0], K.Call(fn, (accs[0], xs[0]), types[0]))
         else:
-            kb.line(f"{fn}({', '.join(map(str, accs))}, {', '.join(map(str, xs))}, {', '.join('&' + str(a) for a in accs)});")
-        for _ in range(closes):
+            kb.emit(K.CallStmt(fn, tuple(accs) + tuple(xs) + tuple(K.Ptr(var=a) for a in accs)))
+        for _ in range(opened):
             kb.close()
 
-    if None not in spans:
+    if not misses:
         split = interior(spans)
         if split is None:
             accumulate(spans)
         else:  # constant trip counts where the window lies inside the input
-            kb.open(f"if ({split[0]})")
+            kb.if_(split[0])
             accumulate(split[1])
-            kb.close()
-            kb.open("else")
+            kb.else_()
             accumulate(spans)
             kb.close()
-    lin = kb.linear(_index(out_dims, o_vars))
+    lin = kb.linear(Index(out_dims, tuple(o_vars)))
     for k in range(n):
-        kb.line(f"{outs[k].cname}[{lin}] = {store_expr(ins[k].dtype, accs[k])};")
-    for v in o_vars:
-        if v != "0":
+        kb.store(outs[k], lin, store_value(ins[k].dtype, accs[k]))
+    for m in out_dims:
+        if m > 1:
             kb.close()
 
 
@@ -265,20 +295,22 @@ class ConvDims:
         self.out_s = tuple(labels.out.index(str(k)) for k in range(ns))
 
 
-def conv_acc_type(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> str:
-    """C type a convolution accumulates in: f32 for every float width, f64 for f64."""
-    from .legacy_c import compute_ctype
+def conv_acc_type(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> DType:
+    """The type a convolution accumulates in: f32 for every float width, f64 for f64."""
     odt = instr.array_shape.dtype
     if odt.kind == "float":
-        return "double" if "f64" in (odt.name, lhs.dtype.name, rhs.dtype.name) else "float"
-    return compute_ctype(odt)
+        return DTYPES["f64" if "f64" in (odt.name, lhs.dtype.name, rhs.dtype.name) else "f32"]
+    return compute_type(odt)
 
 
-def term(v: str, stride: int) -> str | None:
-    if v == "0" or stride == 0:
-        return None
-    return v if stride == 1 else f"{v} * {stride}"
+def reversed_index(w: K.Expr, wd: WindowDim) -> K.Expr:
+    """The kernel index window index `w` reads (the window may be reversed)."""
+    return (wd.size - 1) - w if wd.reversal else w
 
 
-def joined(*parts) -> str:
-    return " + ".join(p for p in parts if p and p != "0") or "0"
+def dot_terms(pairs) -> K.Expr:
+    """sum of index * stride over (index, stride) pairs."""
+    total: K.Expr = ZERO
+    for v, stride in pairs:
+        total = total + v * stride
+    return total

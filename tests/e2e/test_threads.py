@@ -111,3 +111,57 @@ def test_gemm_split_over_threads_is_bit_identical():
     assert one[name].tobytes() == two[name].tobytes() == three[name].tobytes()
     a, b = (ins[f.name].astype(np.float64) for f in fe.signature.feeds)
     np.testing.assert_allclose(one[name], a @ b, rtol=1e-4, atol=1e-3)
+
+
+WINDOWED = """HloModule windowed
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT r = f32[] maximum(p, q)
+}
+ENTRY main {
+  x = f32[1,56,56,64] parameter(0)
+  w = f32[3,3,64,64] parameter(1)
+  d = f32[3,3,1,64] parameter(2)
+  conv = f32[1,56,56,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  dw = f32[1,28,28,64] convolution(x, d), window={size=3x3 stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, feature_group_count=64
+  ninf = f32[] constant(-inf)
+  pool = f32[1,28,28,64] reduce-window(x, ninf), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+  ROOT t = (f32[1,56,56,64], f32[1,28,28,64], f32[1,28,28,64]) tuple(conv, dw, pool)
+}
+"""
+
+WINDOWED_CFG = """feeds:
+  - {id: 0, name: x, shape: [1, 56, 56, 64], type: f32}
+  - {id: 1, name: w, shape: [3, 3, 64, 64], type: f32}
+  - {id: 2, name: d, shape: [3, 3, 1, 64], type: f32}
+fetches:
+  - {id: 0, name: conv}
+  - {id: 1, name: dw}
+  - {id: 2, name: pool}
+"""
+
+
+def test_windowed_ops_split_over_threads_are_bit_identical(tmp_path):
+    """An im2col + GEMM convolution (pixel ranges with scratch of their own), a depthwise
+    convolution and a max pool (output pixels) run threaded and give the serial bits."""
+    aotc = require_aotc("run", "compile")
+    model, cfg = tmp_path / "windowed.hlo", tmp_path / "windowed.yaml"
+    model.write_text(WINDOWED)
+    cfg.write_text(WINDOWED_CFG)
+    res = aotc.compile(str(model), config=str(cfg), out=str(tmp_path / "libwin"),
+                       options=aotc.CompileOptions(name="win", emit=()))
+    src = open(res.c_path).read()
+    for k in ("conv", "dw", "pool"):
+        assert f"static void k_{k}_range(" in src, k  # each kernel is split over threads
+    rng = np.random.default_rng(11)
+    ins = {"x": rng.standard_normal((1, 56, 56, 64)).astype(np.float32),
+           "w": rng.standard_normal((3, 3, 64, 64)).astype(np.float32),
+           "d": rng.standard_normal((3, 3, 1, 64)).astype(np.float32)}
+    runs = [aotc.run(str(model), config=str(cfg), inputs=ins, threads=t) for t in (1, 2, 3)]
+    for k in runs[0]:
+        assert runs[0][k].tobytes() == runs[1][k].tobytes() == runs[2][k].tobytes(), k
+    x = ins["x"][0]
+    padded = np.pad(x, ((1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+    want = np.max([padded[i:i + 55:2, j:j + 55:2] for i in range(3) for j in range(3)], axis=0)
+    np.testing.assert_array_equal(runs[0]["pool"][0], want)

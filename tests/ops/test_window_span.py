@@ -1,7 +1,7 @@
 """The window spans of aotc/ops/window.py against the definition: for many window
 geometries (strides, negative and asymmetric padding, window and base dilations,
-size-1 windows and outputs) the C loops emitted by `window_span`/`open_span` visit
-exactly the (output index, window index, input index) triples that land on input.
+size-1 windows and outputs) the loops `window_span`/`open_span` build, printed as C,
+visit exactly the (output index, window index, input index) triples that land on input.
 """
 from __future__ import annotations
 
@@ -9,41 +9,15 @@ import itertools
 import random
 import subprocess
 
+from aotc.emit_c.kernel_c import stmts
 from aotc.hlo.ir import WindowDim
+from aotc.kernel import ir as K
+from aotc.kernel.builder import KernelBuilder
 from aotc.ops.window import open_span, window_output_size, window_span
 
 
-class _Builder:
-    """The part of the kernel builder spans use, writing plain C lines."""
-
-    def __init__(self):
-        self.lines, self.used, self.depth = [], set(), 0
-
-    def fresh(self, base):
-        name, n = base, 1
-        while name in self.used:
-            name, n = f"{base}_{n}", n + 1
-        self.used.add(name)
-        return name
-
-    def line(self, text):
-        self.lines.append("    " * self.depth + text)
-
-    def let(self, ctype, expr, base="t"):
-        name = self.fresh(base)
-        self.line(f"const {ctype} {name} = {expr};")
-        return name
-
-    def open(self, header):
-        self.line(header + " {")
-        self.depth += 1
-
-    def loop(self, var, n):
-        self.open(f"for (int64_t {var} = 0; {var} < {n}; ++{var})")
-
-    def close(self):
-        self.depth -= 1
-        self.line("}")
+def _builder() -> KernelBuilder:
+    return KernelBuilder(set(), {}, {}, lambda op: None, {})
 
 
 def _expected(n, wd, n_out):
@@ -72,30 +46,27 @@ def _geometries():
 
 
 def test_spans_visit_exactly_the_landing_positions(tmp_path):
-    kb, cases = _Builder(), []
-    kb.line("#include <stdint.h>")
-    kb.line("#include <stdio.h>")
-    kb.open("int main(void)")
+    kb, cases = _builder(), []
     for k, (n, wd) in enumerate(_geometries()):
         n_out = window_output_size(n, wd)
         if n_out == 0:
             continue
         cases.append((k, n, wd, n_out))
-        o = kb.fresh("o") if n_out > 1 else "0"
-        if n_out > 1:
-            kb.loop(o, n_out)
+        o = kb.loop(kb.fresh("o"), n_out) if n_out > 1 else K.Const(0)
         span = window_span(kb, o, wd, n, n_out, "w")
         if span is not None:
             pos, opened = open_span(kb, span)
-            kb.line(f'printf("{k} %d %d %d\\n", (int)({o}), (int)({span.w}), (int)({pos}));')
+            kb.emit(K.CallStmt("record", (K.Const(k), o, span.w, pos)))
             for _ in range(opened):
                 kb.close()
         if n_out > 1:
             kb.close()
-    kb.line("return 0;")
-    kb.close()
+    lines = ["#include <stdint.h>", "#include <stdio.h>",
+             "static void record(int64_t k, int64_t o, int64_t w, int64_t p) {",
+             '    printf("%d %d %d %d\\n", (int)k, (int)o, (int)w, (int)p);', "}",
+             "int main(void) {", *stmts(kb.body()), "    return 0;", "}"]
     src, exe = tmp_path / "spans.c", tmp_path / "spans"
-    src.write_text("\n".join(kb.lines) + "\n")
+    src.write_text("\n".join(lines) + "\n")
     subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(src)], check=True)
     got: dict[int, list] = {k: [] for k, *_ in cases}
     for line in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n"):
