@@ -93,8 +93,6 @@ def expr(e: K.Expr) -> str:
         return f"{_primary(e.a)}.{e.name}"
     if isinstance(e, K.Ptr):
         return _pointer(e)
-    if isinstance(e, K.LegacyExpr):
-        return e.text
     if isinstance(e, K.Pool):
         return "par ? par->fn : 0, par ? par->user : 0"
     raise TypeError(f"cannot print {e!r}")
@@ -115,8 +113,6 @@ def _pointer(p: K.Ptr) -> str:
 
 def _primary(e: K.Expr, allow_cast: bool = False) -> str:
     text = expr(e)
-    if isinstance(e, K.LegacyExpr):
-        return text if text.isidentifier() else f"({text})"
     simple = isinstance(e, (K.Var, K.Load, K.Call, K.Field)) or (isinstance(e, K.Const) and not text.startswith("-")
                                                                  and not text.startswith("(("))
     if simple or (allow_cast and isinstance(e, K.Cast)) or (isinstance(e, K.Const) and text.startswith("((")):
@@ -136,7 +132,7 @@ def _operand(e: K.Expr, parent: str, right: bool) -> str:
                 or (parent in ("&&", "||") and e.op == parent and not right):
             return expr(e)
         return f"({expr(e)})"
-    if isinstance(e, (K.Select, K.Ptr, K.LegacyExpr)):
+    if isinstance(e, (K.Select, K.Ptr)):
         return f"({expr(e)})"
     if isinstance(e, K.Const) and expr(e).startswith("-"):
         return f"({expr(e)})"
@@ -214,12 +210,6 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         _exec(s, pad, out)
     elif isinstance(s, K.Comment):
         out.append(f"{pad}/* {s.text} */")
-    elif isinstance(s, K.LegacyC):
-        out.extend(pad + line if line else line for line in s.lines)
-    elif isinstance(s, K.LegacyBlock):
-        out.append(f"{pad}{s.header} {{" if s.header else pad + "{")
-        out.extend(stmts(s.body, depth + 1, marks))
-        out.append(pad + "}")
     else:
         raise TypeError(f"cannot print {s!r}")
 

@@ -131,15 +131,8 @@ class KernelBuilder:
         self._used.add(name)
         return name
 
-    def let(self, value, base: str = "t", legacy_value=None) -> K.Expr:
+    def let(self, value: K.Expr, base: str = "t") -> K.Expr:
         """`value` bound to a new local (atomic values are returned as they are)."""
-        if isinstance(value, str):  # transitional: let(ctype, c_text, base)
-            text = str(base)
-            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9][0-9a-fA-Fx.p+\-]*[fuUL]*", text):
-                return text
-            name = self.fresh(legacy_value or "t")
-            self.line(f"const {value} {name} = {text};")
-            return name
         if isinstance(value, _ATOMIC):
             return value
         v = K.Var(self.fresh(base), value.ty)
@@ -201,19 +194,10 @@ class KernelBuilder:
         elif kind == "if":
             cond, then = data
             self.emit(K.If(cond, then, body) if then is not None else K.If(cond, body))
-        else:  # legacy block
-            self.emit(K.LegacyBlock(data, body))
 
     def body(self) -> tuple[K.Stmt, ...]:
         assert not self._open, f"unclosed blocks: {[k for k, _ in self._open]}"
         return tuple(self._blocks[0])
-
-    # ---- transitional: op families that still write C text
-    def line(self, text: str) -> None:
-        self.emit(K.LegacyC((text,)))
-
-    def open(self, header: str) -> None:
-        self._push("legacy", header)
 
     # ---- indices
     def exprs(self, idx: Index) -> tuple[K.Expr, ...]:
@@ -254,10 +238,7 @@ class KernelBuilder:
                 return scope[key]
         if instr.name in self.fused:
             rule = self._rules(instr.opcode)
-            e = rule.elemental(self, instr, idx)
-            if isinstance(e, str):  # transitional: an op family still writing C text
-                e = K.LegacyExpr(e, compute_type(instr.array_shape.dtype))
-            val = self.let(e, "v_" + instr.name)
+            val = self.let(rule.elemental(self, instr, idx), "v_" + instr.name)
         else:
             buf = self.buffers[instr.name]
             val = self.let(load_value(buf.dtype, K.Load(buf, self.linear(idx))), "x_" + instr.name)

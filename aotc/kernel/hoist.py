@@ -50,7 +50,7 @@ def _split(loop: K.Loop) -> tuple[list[K.Stmt], K.Loop]:
         return [], loop
     facts = [(_reads(s), _writes(s), _defines(s)) for s in body]
     local = {d for _, _, ds in facts for d in ds if not isinstance(_first(body, d), K.Let)}
-    moved = [not (w - local) and not _legacy(s) for s, (_, w, _) in zip(body, facts)]
+    moved = [not (w - local) for _, w, _ in facts]
     while True:
         stay = [i for i, m in enumerate(moved) if not m]
         variant = {loop.var.name}
@@ -114,7 +114,7 @@ def _writes(s: K.Stmt) -> set[str]:
             out.add(x.var.name)
         elif isinstance(x, K.Store):
             out.add(x.buf.name)
-        elif isinstance(x, (K.CallStmt, K.Exec, K.LegacyC, K.LegacyBlock)):
+        elif isinstance(x, (K.CallStmt, K.Exec)):
             out.add(_MEMORY)
             for e in K.stmt_exprs(x):  # locals passed by address are written
                 out.update(p.var.name for p in _all(e) if isinstance(p, K.Ptr) and p.var is not None)
@@ -141,9 +141,3 @@ def _reads(s: K.Stmt) -> set[str]:
 
 def _is_buffer(s: K.Stmt, name: str) -> bool:
     return any(ld.buf.name == name for x in K.walk((s,)) for e in K.stmt_exprs(x) for ld in K.loads(e))
-
-
-def _legacy(s: K.Stmt) -> bool:
-    def has(e: K.Expr) -> bool:
-        return isinstance(e, K.LegacyExpr) or any(has(c) for c in K.children(e))
-    return any(has(e) for x in K.walk((s,)) for e in K.stmt_exprs(x))

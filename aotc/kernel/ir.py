@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from ..hlo.dtypes import DTYPES, DType
-from ..hlo.shape import ArrayShape
 
 INDEX = DTYPES["s64"]  # the type of loop variables and element indices
 BOOL = DTYPES["pred"]
@@ -42,16 +41,6 @@ class Buf:
     size: int = 0  # elements, when known (locals, scratch views)
     dims: tuple[int, ...] = ()  # the array's dimensions, when it holds one
 
-    def __str__(self) -> str:  # transitional: op families still writing C text
-        return self.name
-
-    @property
-    def cname(self) -> str:  # transitional spelling for op families still writing C text
-        return self.name
-
-    @property
-    def shape(self):  # transitional
-        return ArrayShape(self.dtype, self.dims)
 
 
 class Expr:
@@ -84,10 +73,6 @@ class Expr:
 
     def __mod__(self, o) -> "Expr":
         return binary("%", self, lift(o))
-
-    def __str__(self) -> str:  # transitional: op families still writing C text embed expressions
-        from ..emit_c.kernel_c import expr
-        return expr(self)
 
     def lt(self, o) -> "Expr":
         return Binary("<", self, lift(o), BOOL)
@@ -202,19 +187,9 @@ class Pool(Expr):
     ty: None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LegacyExpr(Expr):
-    """C text of an expression from an op family not yet moved onto the IR. Transitional."""
-
-    text: str
-    ty: DType | None = INDEX
-
-
 def lift(x) -> Expr:
     if isinstance(x, Expr):
         return x
-    if isinstance(x, str):
-        return Var(x, None) if x.isidentifier() else LegacyExpr(x, None)
     if isinstance(x, bool):
         return Const(int(x), INDEX)
     if isinstance(x, int):
@@ -361,22 +336,6 @@ class Comment(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
-class LegacyC(Stmt):
-    """C lines of an op family not yet moved onto the IR (printed as they are). Transitional:
-    passes treat them as opaque barriers."""
-
-    lines: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyBlock(Stmt):
-    """`header { body }` written by an op family not yet moved onto the IR. Transitional."""
-
-    header: str
-    body: tuple[Stmt, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Param:
     """A kernel parameter: a buffer pointer, read-only or written; scratch is untyped bytes."""
 
@@ -459,7 +418,7 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
 
 
 def nested(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
-    if isinstance(s, (Loop, Repeat, LegacyBlock)):
+    if isinstance(s, (Loop, Repeat)):
         return (s.body,)
     if isinstance(s, If):
         return (s.then, s.orelse)
@@ -492,8 +451,6 @@ def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
             s = Loop(s.var, fn(s.start), fn(s.stop), map_exprs(s.body, fn), s.step, s.marks)
         elif isinstance(s, Repeat):
             s = Repeat(map_exprs(s.body, fn))
-        elif isinstance(s, LegacyBlock):
-            s = LegacyBlock(s.header, map_exprs(s.body, fn))
         elif isinstance(s, If):
             s = If(fn(s.cond), map_exprs(s.then, fn), map_exprs(s.orelse, fn))
         elif isinstance(s, CallStmt):

@@ -102,9 +102,9 @@ def work(body: tuple[K.Stmt, ...], scale: int = 1) -> int:
             total += work(s.body, scale * max(s.trip, 1))
         elif isinstance(s, K.If):
             total += max(work(s.then, scale), work(s.orelse, scale))
-        elif isinstance(s, (K.Repeat, K.LegacyBlock)):
+        elif isinstance(s, K.Repeat):
             total += work(s.body, scale)
-        elif isinstance(s, (K.Store, K.Assign, K.CallStmt, K.LegacyC)):
+        elif isinstance(s, (K.Store, K.Assign, K.CallStmt)):
             total += scale
     return total
 

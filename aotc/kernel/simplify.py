@@ -42,7 +42,7 @@ def _block(body, env: dict[str, Range]) -> tuple[tuple[K.Stmt, ...], bool]:
         else:
             new = K.map_exprs((s,), lambda e: simplify(e, env))[0]
             c = False
-            if isinstance(s, (K.If, K.Repeat, K.LegacyBlock)):
+            if isinstance(s, (K.If, K.Repeat)):
                 new = _nested(new, env)
         changed |= c or new != s
         out.append(new)
@@ -52,9 +52,7 @@ def _block(body, env: dict[str, Range]) -> tuple[tuple[K.Stmt, ...], bool]:
 def _nested(s, env):
     if isinstance(s, K.If):
         return K.If(s.cond, _block(s.then, env)[0], _block(s.orelse, env)[0])
-    if isinstance(s, K.Repeat):
-        return K.Repeat(_block(s.body, env)[0])
-    return K.LegacyBlock(s.header, _block(s.body, env)[0])
+    return K.Repeat(_block(s.body, env)[0])
 
 
 # ------------------------------------------------------------------ expressions
