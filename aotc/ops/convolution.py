@@ -79,7 +79,7 @@ def _conv_scratch(instr: Instruction, shapes: list[Shape]) -> int:
 def _conv_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
-    lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, out.shape
+    lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, instr.array_shape
     if res.size == 0:
         return
     plan = gemm_conv_plan(instr, lhs, rhs)

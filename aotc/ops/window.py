@@ -221,7 +221,7 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
     n = len(instr.operands) // 2
     ins = [kb.producers[o].array_shape for o in instr.operands[:n]]
     in_dims = ins[0].dims
-    out_dims = outs[0].shape.dims
+    out_dims = outs[0].dims
     if 0 in out_dims:
         return
     wins = instr.attr("window").dims
