@@ -16,7 +16,6 @@ STAGE = {"errors": 0, "options": 0, "runtime_c": 0, "hlo": 1, "kernel": 2, "fron
 
 UPWARD_OK: set[tuple[str, str]] = set()
 LOCAL_IMPORT_OK = {
-    "ops/registry.py",  # loads the op families on first use
     "toolchain/loader.py",  # cffi is needed only to load a library into Python
 }
 

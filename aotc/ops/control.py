@@ -14,7 +14,9 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import Shape, TupleShape, leaves
 from ..kernel import ir as K
 from ..kernel.builder import Index
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 _ALIGN = 64
 
@@ -121,5 +123,5 @@ def _conditional_kernel(kb, instr: Instruction, outs) -> None:
         kb.close()
 
 
-register(OpRule("while", shape=_while_shape, kernel=_while_kernel, buffered_operands=True))
-register(OpRule("conditional", shape=_conditional_shape, kernel=_conditional_kernel, buffered_operands=True))
+RULES.append(OpRule("while", shape=_while_shape, kernel=_while_kernel, buffered_operands=True))
+RULES.append(OpRule("conditional", shape=_conditional_shape, kernel=_conditional_kernel, buffered_operands=True))

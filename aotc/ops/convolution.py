@@ -16,9 +16,11 @@ from ..kernel import ir as K
 from ..kernel.builder import load_value, store_value
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
 from .elementwise import _arr, convert_expr, suffix
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
 from .window import (ZERO, ConvDims, Span, check_window, conv_acc_type, dot_terms, interior, open_span, reversed_index,
                      span_misses_input, window_output_size, window_span)
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 F32 = DTYPES["f32"]
 
@@ -207,5 +209,5 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: K.Buf, ob: K.Expr
     kb.close()
 
 
-register(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,
+RULES.append(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,
                 buffered_operands=True))

@@ -13,7 +13,9 @@ from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from .elementwise import _arr
 from .gather_scatter import clamp_index
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 
 def _index(dims, exprs):
@@ -65,7 +67,7 @@ def _dynamic_slice_elem(kb, instr: Instruction, idx) -> K.Expr:
     return kb.operand(instr, 0, _index(a.dims, [s + x for s, x in zip(starts, e)]))
 
 
-register(OpRule("dynamic-slice", shape=_dynamic_slice_shape, elemental=_dynamic_slice_elem))
+RULES.append(OpRule("dynamic-slice", shape=_dynamic_slice_shape, elemental=_dynamic_slice_elem))
 
 # ------------------------------------------------------------------ dynamic-update-slice
 
@@ -92,4 +94,4 @@ def _dynamic_update_slice_elem(kb, instr: Instruction, idx) -> K.Expr:
     return kb.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
-register(OpRule("dynamic-update-slice", shape=_dynamic_update_slice_shape, elemental=_dynamic_update_slice_elem))
+RULES.append(OpRule("dynamic-update-slice", shape=_dynamic_update_slice_shape, elemental=_dynamic_update_slice_elem))

@@ -12,7 +12,9 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
-from .registry import KEEPS_INDEX, OpRule, ShapeError, register
+from .rule import KEEPS_INDEX, OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 _ELEMENTWISE = frozenset({KEEPS_INDEX})
 
@@ -140,7 +142,7 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
 
 
 for _op in [*_FLOAT_UNARY, "not", "popcnt", "count-leading-zeros", "is-finite", "real", "imag"]:
-    register(OpRule(_op, shape=_unary_shape, elemental=_unary_elem, traits=_ELEMENTWISE))
+    RULES.append(OpRule(_op, shape=_unary_shape, elemental=_unary_elem, traits=_ELEMENTWISE))
 
 # ------------------------------------------------------------------ binary
 
@@ -190,7 +192,7 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
 
 
 for _op in [*_INT_STEM, "atan2", *_BITWISE]:
-    register(OpRule(_op, shape=_binary_shape, elemental=_binary_elem, traits=_ELEMENTWISE))
+    RULES.append(OpRule(_op, shape=_binary_shape, elemental=_binary_elem, traits=_ELEMENTWISE))
 
 
 def _complex_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -205,7 +207,7 @@ def _complex_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return call(f"aotc_complex_{dt.name}", dt, ctx.operand(instr, 0, idx), ctx.operand(instr, 1, idx))
 
 
-register(OpRule("complex", shape=_complex_shape, elemental=_complex_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("complex", shape=_complex_shape, elemental=_complex_elem, traits=_ELEMENTWISE))
 
 # ------------------------------------------------------------------ compare
 
@@ -254,7 +256,7 @@ def _is_zero_constant(ctx, name: str) -> bool:
         and lit.values.size == 1 and float(lit.values.reshape(-1)[0]) == 0.0
 
 
-register(OpRule("compare", shape=_compare_shape, elemental=_compare_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("compare", shape=_compare_shape, elemental=_compare_elem, traits=_ELEMENTWISE))
 
 # ------------------------------------------------------------------ select, clamp
 
@@ -299,8 +301,8 @@ def _clamp_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return call(f"aotc_min_{s}", ct, call(f"aotc_max_{s}", ct, x, lo), hi)
 
 
-register(OpRule("select", shape=_select_shape, elemental=_select_elem, traits=_ELEMENTWISE))
-register(OpRule("clamp", shape=_clamp_shape, elemental=_clamp_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("select", shape=_select_shape, elemental=_select_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("clamp", shape=_clamp_shape, elemental=_clamp_elem, traits=_ELEMENTWISE))
 
 # ------------------------------------------------------------------ convert
 
@@ -347,7 +349,7 @@ def _convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return convert_expr(ctx.operand(instr, 0, idx), src, instr.array_shape.dtype)
 
 
-register(OpRule("convert", shape=_convert_shape, elemental=_convert_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("convert", shape=_convert_shape, elemental=_convert_elem, traits=_ELEMENTWISE))
 
 
 # ------------------------------------------------------------------ bitcast-convert (same width)
@@ -399,4 +401,4 @@ def _bitcast_convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return _from_bits(_to_bits(ctx.operand(instr, 0, idx), src), instr.array_shape.dtype)
 
 
-register(OpRule("bitcast-convert", shape=_bitcast_convert_shape, elemental=_bitcast_convert_elem, traits=_ELEMENTWISE))
+RULES.append(OpRule("bitcast-convert", shape=_bitcast_convert_shape, elemental=_bitcast_convert_elem, traits=_ELEMENTWISE))

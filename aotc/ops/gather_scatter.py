@@ -18,7 +18,9 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, load_value, store_value
 from .elementwise import _arr
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 
 def _index(dims, exprs=None, linear=None):
@@ -207,7 +209,7 @@ def _gather_elem(kb, instr: Instruction, idx) -> K.Expr:
     return kb.operand(instr, 0, _index(operand.dims, sub))
 
 
-register(OpRule("gather", shape=_gather_shape, elemental=_gather_elem))
+RULES.append(OpRule("gather", shape=_gather_shape, elemental=_gather_elem))
 
 # ------------------------------------------------------------------ scatter
 
@@ -359,4 +361,4 @@ def _scatter_kernel(kb, instr: Instruction, outs) -> None:
         kb.close()
 
 
-register(OpRule("scatter", shape=_scatter_shape, kernel=_scatter_kernel))
+RULES.append(OpRule("scatter", shape=_scatter_shape, kernel=_scatter_kernel))

@@ -15,7 +15,9 @@ from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from .elementwise import _arr, convert_expr
-from .registry import CHEAP, IDENTITY, KEEPS_INDEX, OpRule, ShapeError, register
+from .rule import CHEAP, IDENTITY, KEEPS_INDEX, OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 
 def _index(dims, exprs=None, linear=None):
@@ -64,7 +66,7 @@ def _broadcast_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
-register(OpRule("broadcast", shape=_broadcast_shape, elemental=_broadcast_elem, traits=frozenset({CHEAP})))
+RULES.append(OpRule("broadcast", shape=_broadcast_shape, elemental=_broadcast_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ reshape / copy / bitcast
 
@@ -98,9 +100,9 @@ def _bitcast_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return out
 
 
-register(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem, traits=frozenset({CHEAP, KEEPS_INDEX})))
-register(OpRule("copy", shape=_copy_shape, elemental=_copy_elem, traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY})))
-register(OpRule("bitcast", shape=_bitcast_shape, structural=True))
+RULES.append(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem, traits=frozenset({CHEAP, KEEPS_INDEX})))
+RULES.append(OpRule("copy", shape=_copy_shape, elemental=_copy_elem, traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY})))
+RULES.append(OpRule("bitcast", shape=_bitcast_shape, structural=True))
 
 # ------------------------------------------------------------------ transpose
 
@@ -122,7 +124,7 @@ def _transpose_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, sub))
 
 
-register(OpRule("transpose", shape=_transpose_shape, elemental=_transpose_elem, traits=frozenset({CHEAP})))
+RULES.append(OpRule("transpose", shape=_transpose_shape, elemental=_transpose_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ slice / reverse
 
@@ -163,8 +165,8 @@ def _reverse_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.operand(instr, 0, _index(a.dims, e))
 
 
-register(OpRule("slice", shape=_slice_shape, elemental=_slice_elem, traits=frozenset({CHEAP})))
-register(OpRule("reverse", shape=_reverse_shape, elemental=_reverse_elem, traits=frozenset({CHEAP})))
+RULES.append(OpRule("slice", shape=_slice_shape, elemental=_slice_elem, traits=frozenset({CHEAP})))
+RULES.append(OpRule("reverse", shape=_reverse_shape, elemental=_reverse_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ iota
 
@@ -182,7 +184,7 @@ def _iota_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return convert_expr(e, DTYPES["s64"], instr.array_shape.dtype)
 
 
-register(OpRule("iota", shape=_iota_shape, elemental=_iota_elem, traits=frozenset({CHEAP})))
+RULES.append(OpRule("iota", shape=_iota_shape, elemental=_iota_elem, traits=frozenset({CHEAP})))
 
 # ------------------------------------------------------------------ concatenate
 
@@ -217,7 +219,7 @@ def _concat_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
-register(OpRule("concatenate", shape=_concat_shape, elemental=_concat_elem))
+RULES.append(OpRule("concatenate", shape=_concat_shape, elemental=_concat_elem))
 
 # ------------------------------------------------------------------ pad
 
@@ -264,4 +266,4 @@ def _pad_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return ctx.branch_value(compute_type(instr.array_shape.dtype), arms, "v_" + instr.name)
 
 
-register(OpRule("pad", shape=_pad_shape, elemental=_pad_elem))
+RULES.append(OpRule("pad", shape=_pad_shape, elemental=_pad_elem))

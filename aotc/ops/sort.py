@@ -21,7 +21,9 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import load_value
 from .elementwise import _arr, suffix
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 _IDX = 8  # bytes of one permutation entry (int64_t)
 S64 = DTYPES["s64"]
@@ -198,7 +200,7 @@ def _sort_kernel(kb, instr: Instruction, outs) -> None:
         kb.close()
 
 
-register(OpRule("sort", shape=_sort_shape, kernel=_sort_kernel, scratch_bytes=_sort_scratch,
+RULES.append(OpRule("sort", shape=_sort_shape, kernel=_sort_kernel, scratch_bytes=_sort_scratch,
                 buffered_operands=True))
 
 # ------------------------------------------------------------------ topk / custom-call TopK
@@ -281,7 +283,7 @@ def _topk_kernel(kb, instr: Instruction, outs) -> None:
     _emit_topk(kb, instr, outs, less)
 
 
-register(OpRule("topk", shape=_topk_shape, kernel=_topk_kernel, scratch_bytes=_topk_scratch,
+RULES.append(OpRule("topk", shape=_topk_shape, kernel=_topk_kernel, scratch_bytes=_topk_scratch,
                 buffered_operands=True))
 
 
@@ -310,5 +312,5 @@ def _custom_call_kernel(kb, instr: Instruction, outs) -> None:
     _topk_kernel(kb, instr, outs)
 
 
-register(OpRule("custom-call", shape=_custom_call_shape, kernel=_custom_call_kernel, scratch_bytes=_topk_scratch,
+RULES.append(OpRule("custom-call", shape=_custom_call_shape, kernel=_custom_call_kernel, scratch_bytes=_topk_scratch,
                 buffered_operands=True))

@@ -21,7 +21,9 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, store_value
 from .elementwise import _arr
-from .registry import OpRule, ShapeError, register
+from .rule import OpRule, ShapeError
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 ZERO, ONE = K.Const(0), K.Const(1)
 ALWAYS, NEVER = K.Const(1, K.BOOL), K.Const(0, K.BOOL)
@@ -267,7 +269,7 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
             kb.close()
 
 
-register(OpRule("reduce-window", shape=_reduce_window_shape, kernel=_reduce_window_kernel))
+RULES.append(OpRule("reduce-window", shape=_reduce_window_shape, kernel=_reduce_window_kernel))
 
 # ------------------------------------------------------------------ convolution dimension numbers
 

@@ -1,0 +1,39 @@
+"""What an op definition is: `OpRule` (typed attributes are read by its own functions; its
+shape rule, element rule or kernel rule, scratch needs and traits) and the trait names
+lowering may rely on. Each op family module lists its rules in `RULES`; the registry
+gathers them. No global state here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..hlo.ir import Instruction
+from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
+
+# shape_rule(instr, operand_shapes) -> inferred result shape; raises ShapeError
+ShapeRule = Callable[[Instruction, list[Shape]], Shape]
+
+# traits
+KEEPS_INDEX = "keeps_index"  # each output element reads its operands at the same linear index (scalars aside)
+CHEAP = "cheap"  # index mapping only: duplicated into every consuming kernel rather than materialized
+IDENTITY = "identity"  # the value of its one operand (lowering forwards it)
+
+
+@dataclass(frozen=True, slots=True)
+class OpRule:
+    opcode: str
+    shape: Optional[ShapeRule] = None
+    # elemental(kb, instr, index) -> kernel-IR expression of one output element (aotc.kernel.builder)
+    elemental: Optional[Callable] = None
+    # kernel(kb, instr, outs) -> builds a whole kernel in IR (dot, reduce, sort, ...)
+    kernel: Optional[Callable] = None
+    # scratch_bytes(instr, operand_shapes) -> bytes of arena scratch a kernel needs (a kernel
+    # may also ask for scratch while it is built: KernelBuilder.need_scratch)
+    scratch_bytes: Optional[Callable] = None
+    # resolved structurally by lowering (parameter, tuple, call, ...): no code of its own
+    structural: bool = False
+    # kernel needs every operand in a buffer of its own (no fused producers)
+    buffered_operands: bool = False
+    # what lowering may assume of the op (the trait names above)
+    traits: frozenset[str] = frozenset()
