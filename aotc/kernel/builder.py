@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction
-from ..hlo.shape import row_major_strides
+from ..hlo.shape import ShapeError, row_major_strides
 from . import ir as K
 
 F32 = DTYPES["f32"]
@@ -34,7 +34,10 @@ def compute_type(dt: DType) -> DType:
 
 
 def load_value(dt: DType, stored: K.Expr) -> K.Expr:
-    """A stored element (`p[i]`) in its compute type."""
+    """A stored element (`p[i]`) in its compute type. f8 values have no conversion yet:
+    refused, rather than their storage bytes read as numbers."""
+    if dt.name.startswith("f8"):
+        raise ShapeError(f"{dt.name} values are not supported yet")
     if dt.name == "bf16":
         return K.Call("aotc_bf16_to_f32", (stored,), F32)
     if dt.name == "f16":

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Computation, Module
-from ..hlo.shape import ArrayShape, TupleShape
+from ..errors import located
+from ..hlo.shape import ArrayShape, ShapeError, TupleShape
 from ..ops.registry import rule
 from ..kernel import ir as K
 from ..kernel.builder import c_ident
@@ -140,8 +141,11 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
         outs = [slots.buffer(k) for k in outs_keys]
         if inplace is not None:  # write through the pointer it reads, so no two pointers alias
             outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
-        body, fused, nbytes, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
-                                                      fns, scratch_buf, nbytes, subs.get)
+        try:
+            body, fused, nbytes, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
+                                                          fns, scratch_buf, nbytes, subs.get)
+        except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
+            raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool)
         if inplace is not None:
             body = (K.Comment(f"in place: writes over {inplace}, read here for the last time"),) + body

@@ -1,0 +1,28 @@
+"""An op rule that cannot compile a case refuses it with a located error (exit 1), never a
+traceback and never code that reads values wrongly: f8 values (no conversion yet; their
+storage bytes must not be read as numbers) and complex maximum."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from aotc.cli import main
+
+CASES = {
+    "f8": ("HloModule f8\nENTRY main {\n  x = f8e4m3fn[4] parameter(0)\n  ROOT y = f8e4m3fn[4] add(x, x)\n}\n",
+           "m.hlo:4:8: error: cannot compile add y: f8e4m3fn values are not supported yet"),
+    "complex_max": ("HloModule c\nENTRY main {\n  x = c64[4] parameter(0)\n  ROOT y = c64[4] maximum(x, x)\n}\n",
+                    "m.hlo:4:8: error: cannot compile maximum y: maximum on complex values is not supported yet"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_unsupported_case_is_a_located_error(tmp_path, name, monkeypatch):
+    text, want = CASES[name]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.hlo").write_text(text)
+    result = CliRunner().invoke(main, ["compile", "m.hlo", "-o", "libm"])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert want in result.output
+    assert not (tmp_path / "libm.c").exists()  # nothing half-written
