@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..hlo.dtypes import DTYPES
 from . import ir as K
-from .simplify import _terms
+from .simplify import terms
 
 F32 = DTYPES["f32"]
 MAX_ROW = 1 << 14  # elements of a row-local array (64 KiB on the stack)
@@ -79,7 +79,7 @@ def _canon(e: K.Expr, pos_vars: set[str]) -> K.Expr | None:
     """`e` with every load index written as (index without the position) + <pos>; None when
     an index does not hold the position vars exactly once each, or they occur elsewhere."""
     if isinstance(e, K.Load):
-        t = _terms(e.index, {})
+        t = terms(e.index, {})
         if {a.name for a in t if isinstance(a, K.Var)} & pos_vars != pos_vars:
             return None
         if any(t.get(K.Var(v)) != 1 for v in pos_vars):

@@ -60,7 +60,7 @@ def _nested(s, env):
 def simplify(e: K.Expr, env: dict[str, Range]) -> K.Expr:
     """`e` with its index sub-expressions in simplest form."""
     if isinstance(e, K.Binary) and e.ty == K.INDEX and e.op in ("+", "-", "*", "/", "%"):
-        return _rebuild(_terms(e, env), env)
+        return _rebuild(terms(e, env), env)
     kids = K.children(e)
     if not kids:
         return e
@@ -68,25 +68,25 @@ def simplify(e: K.Expr, env: dict[str, Range]) -> K.Expr:
     return e if new == kids else K.rebuild(e, new)
 
 
-def _terms(e: K.Expr, env) -> dict[K.Expr, int]:
-    """`e` as {atom: coefficient} (the constant under `Const(1)`)."""
+def terms(e: K.Expr, env) -> dict[K.Expr, int]:
+    """(Also the affine reading the vectorizer and the reuse pass use.) `e` as {atom: coefficient} (the constant under `Const(1)`)."""
     if isinstance(e, K.Const) and e.ty == K.INDEX:
         return {K.Const(1): e.value} if e.value else {}
     if isinstance(e, K.Binary) and e.ty == K.INDEX:
         if e.op in ("+", "-"):
-            a, b = _terms(e.a, env), _terms(e.b, env)
+            a, b = terms(e.a, env), terms(e.b, env)
             sign = 1 if e.op == "+" else -1
             for k, v in b.items():
                 a[k] = a.get(k, 0) + sign * v
             return {k: v for k, v in a.items() if v}
         if e.op == "*":
-            a, b = _terms(e.a, env), _terms(e.b, env)
+            a, b = terms(e.a, env), terms(e.b, env)
             for x, y in ((a, b), (b, a)):
                 if set(y) <= {K.Const(1)}:
                     c = y.get(K.Const(1), 0)
                     return {k: v * c for k, v in x.items() if v * c}
         if e.op in ("/", "%") and isinstance(e.b, K.Const) and e.b.value > 0:
-            return _divmod(e.op, _terms(e.a, env), e.b.value, env)
+            return _divmod(e.op, terms(e.a, env), e.b.value, env)
     return {simplify(e, env): 1}
 
 
@@ -158,7 +158,7 @@ def _merge_divmod(t: dict[K.Expr, int], env) -> dict[K.Expr, int]:
             div = K.Binary("/", x, K.Const(m), K.INDEX)
             if t.get(div) == c * m:
                 del t[atom], t[div]
-                for k, v in _terms(x, env).items():
+                for k, v in terms(x, env).items():
                     t[k] = t.get(k, 0) + c * v
                 t = {k: v for k, v in t.items() if v}
                 changed = True
@@ -167,7 +167,7 @@ def _merge_divmod(t: dict[K.Expr, int], env) -> dict[K.Expr, int]:
                 if (c2 == c * m and isinstance(other, K.Binary) and other.op == "%" and other.a == div
                         and isinstance(other.b, K.Const)):
                     del t[atom], t[other]
-                    merged = _divmod("%", _terms(x, env), m * other.b.value, env)
+                    merged = _divmod("%", terms(x, env), m * other.b.value, env)
                     for k, v in merged.items():
                         t[k] = t.get(k, 0) + c * v
                     t = {k: v for k, v in t.items() if v}

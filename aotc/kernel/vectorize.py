@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..hlo.dtypes import DTYPES
 from . import ir as K
-from .simplify import _terms
+from .simplify import terms
 
 F32 = DTYPES["f32"]
 SIMD = "simd"
@@ -55,8 +55,8 @@ def vector_vars(loop: K.Loop) -> set[str]:
 
 def contiguous(index: K.Expr, var: str, vec: set[str]) -> bool:
     """Whether `index` is the loop variable plus something that does not vary with it."""
-    terms = _terms(index, {})
-    hits = [(a, c) for a, c in terms.items() if K.free_vars(a) & vec]
+    t = terms(index, {})
+    hits = [(a, c) for a, c in t.items() if K.free_vars(a) & vec]
     return len(hits) == 1 and hits[0][1] == 1 and hits[0][0] == K.Var(var)
 
 

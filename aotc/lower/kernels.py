@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, TupleShape
 from ..kernel import ir as K
-from ..kernel.builder import Index, KernelBuilder, c_ident, compute_type, store_value
+from ..kernel.builder import Index, KernelBuilder, compute_type, store_value
 from ..ops.registry import KEEPS_INDEX, rule
 from .names import NameSupply
 
