@@ -164,8 +164,11 @@ def run(model: str, config=None, inputs: dict | None = None, target: str | None 
 def bench(model: str, config=None, inputs: dict | None = None, target: str | None = None,
           options: CompileOptions | None = None, threads: int = 1, iters: int = 100, warmup: int = 5,
           **kw) -> dict:
-    """Time the compiled function in C (no Python in the measured region)."""
+    """Time the compiled function in C (no Python in the measured region). It times this
+    machine, so without a target or options it compiles for it (`native`)."""
 
+    if target is None and options is None:
+        target = "native"
     fe, prog, runner, tgt = _runner(model, config, target, options, kw)
     arrays = _feed_arrays(fe, inputs) if inputs is not None else None
     return bench_runner(runner, tgt, iters=iters, threads=threads, warmup=warmup, inputs=arrays,

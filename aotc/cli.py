@@ -91,7 +91,7 @@ def info(model: str, config: str | None, elided_constants: str, bind_constants: 
         click.echo(format_report(report), nl=False)
 
 
-def target_options(fn: Callable) -> Callable:
+def target_options(fn: Callable, default_target: str = "host") -> Callable:
     fn = click.option("--cflags", "cflags", metavar="FLAGS", default="",
                       help="Extra flags for the C compiler (one string, split on spaces).")(fn)
     fn = click.option("--cc", "cc", metavar="CMD", default=None, envvar="CC",
@@ -100,9 +100,15 @@ def target_options(fn: Callable) -> Callable:
                       help="ISA features like tfcompile's, e.g. +avx2,+fma or +neon.")(fn)
     fn = click.option("--target-cpu", "target_cpu", metavar="CPU", default=None,
                       help="CPU to tune for, e.g. znver4 or cortex-a76.")(fn)
-    fn = click.option("--target", "target", metavar="TARGET", default="host", show_default=True,
+    fn = click.option("--target", "target", metavar="TARGET", default=default_target, show_default=True,
                       help="host, native, x86_64, aarch64, generic, or a triple such as aarch64-linux-android.")(fn)
     return fn
+
+
+def bench_target_options(fn: Callable) -> Callable:
+    """A benchmark times this machine, so by default it compiles for this machine's ISA
+    (`native`: AVX-512 where there is AVX-512), not for the portable default of `compile`."""
+    return target_options(fn, default_target="native")
 
 
 def _compile_options(**kw):
@@ -186,7 +192,7 @@ def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu,
 @model_argument
 @config_option
 @constants_options
-@target_options
+@bench_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Feed values (default: deterministic random inputs).")
 @click.option("--threads", "threads", type=click.IntRange(min=1), default=1, show_default=True)
@@ -206,7 +212,7 @@ def bench_cmd(model, config, elided_constants, bind_constants, target, target_cp
         click.echo(json.dumps(res))
     else:
         click.echo(f"median {res['median_us']:.2f} us, min {res['min_us']:.2f} us "
-                   f"({res['iters']} iterations, {res['threads']} thread(s))")
+                   f"({res['iters']} iterations, {res['threads']} thread(s), target {target})")
 
 
 if __name__ == "__main__":  # pragma: no cover

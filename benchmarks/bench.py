@@ -13,11 +13,13 @@ Workloads (HLO exported with JAX and committed beside this script):
 Columns: XLA:CPU (tests/oracle/xla.py timing in a child process with
 PJRT_NPROC=1), numpy (a child process with OPENBLAS_NUM_THREADS=1; the chain as
 plain numpy ops with temporaries), aotc (`aotc bench MODEL --config CFG
---threads 1 --json`). Prints median (min) microseconds and the ratios
-aotc/XLA and aotc/numpy (below 1 means aotc is faster). Only ratios measured in
+--threads 1 --json --target T`, one column per target: by default `native`, this
+machine's ISA as XLA's JIT uses it, and `host`, the portable default of `aotc
+compile`). Prints median (min) microseconds and the ratios aotc/XLA and
+aotc/numpy (below 1 means aotc is faster). Only ratios measured in
 the same run mean anything on a shared machine; nothing here asserts a time.
 
-    python benchmarks/bench.py [--only matmul512] [--iters 50] [--export]
+    python benchmarks/bench.py [--only matmul512] [--iters 50] [--targets native,host] [--export]
 
 --export re-exports the .hlo/.yaml files with JAX.
 """
@@ -227,7 +229,7 @@ def aotc_command() -> list[str] | None:
     return [sys.executable, "-m", "aotc.cli"]
 
 
-def time_aotc(name: str, iters: int, tmp: str) -> dict:
+def time_aotc(name: str, iters: int, tmp: str, target: str) -> dict:
     cmd = aotc_command()
     if cmd is None:
         raise RuntimeError("aotc CLI not found")
@@ -242,7 +244,7 @@ def time_aotc(name: str, iters: int, tmp: str) -> dict:
         cfg = os.path.join(tmp, f"{name}.yaml")
         with open(cfg, "w") as f:
             f.write(config_text(name, weights))
-    p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", "1", "--json",
+    p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", "1", "--json", "--target", target,
                               "--iters", str(iters), "--inputs", npz],
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
@@ -264,9 +266,10 @@ def fmt_time(r: dict | None) -> str:
 
 
 def fmt_ratio(a: dict | None, b: dict | None) -> str:
-    if a is None or b is None or not b["median_us"]:
+    """median ratio (min ratio): on a shared machine the minimums are the steadier"""
+    if a is None or b is None or not b["median_us"] or not b["min_us"]:
         return "n/a"
-    return f"{a['median_us'] / b['median_us']:.2f}"
+    return f"{a['median_us'] / b['median_us']:.2f} ({a['min_us'] / b['min_us']:.2f})"
 
 
 def main(argv=None) -> int:
@@ -275,6 +278,9 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=0, help="timed calls per column")
     ap.add_argument("--export", action="store_true", help="re-export the HLO files with JAX")
     ap.add_argument("--json", action="store_true", help="also print all results as JSON")
+    ap.add_argument("--targets", default="native,host",
+                    help="aotc targets, one column each (default: native, this machine's ISA as XLA uses "
+                         "it, and host, the portable default of `aotc compile`)")
     ap.add_argument("--numpy-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.numpy_child:
@@ -283,26 +289,32 @@ def main(argv=None) -> int:
     if a.export:
         export()
     names = a.only or list(WORKLOADS)
+    targets = [t for t in a.targets.split(",") if t]
     rows, notes, results = [], [], {}
     with tempfile.TemporaryDirectory(prefix="aotc_bench_") as tmp:
         for name in names:
             iters = a.iters or WORKLOADS[name]["iters"]
             res = {}
-            for col, fn in (("xla", lambda: time_xla(name, iters)),
-                            ("numpy", lambda: time_numpy(name, iters)),
-                            ("aotc", lambda: time_aotc(name, iters, tmp))):
+            cols = [("xla", lambda: time_xla(name, iters)), ("numpy", lambda: time_numpy(name, iters))]
+            cols += [(f"aotc {t}", lambda t=t: time_aotc(name, iters, tmp, t)) for t in targets]
+            for col, fn in cols:
                 try:
                     res[col] = fn()
                 except Exception as e:  # a missing column is reported, not fatal
                     res[col] = None
                     notes.append(f"{name}/{col}: n/a: {e}")
             results[name] = res
-            rows.append([name, WORKLOADS[name]["what"], fmt_time(res["xla"]),
-                         fmt_time(res["numpy"]), fmt_time(res["aotc"]),
-                         fmt_ratio(res["aotc"], res["xla"]), fmt_ratio(res["aotc"], res["numpy"])])
-    head = ["workload", "what", "XLA:CPU us", "numpy us", "aotc us", "aotc/XLA", "aotc/numpy"]
+            row = [name, WORKLOADS[name]["what"], fmt_time(res["xla"]), fmt_time(res["numpy"])]
+            for t in targets:
+                r = res[f"aotc {t}"]
+                row += [fmt_time(r), fmt_ratio(r, res["xla"]), fmt_ratio(r, res["numpy"])]
+            rows.append(row)
+    head = ["workload", "what", "XLA:CPU us", "numpy us"]
+    for t in targets:
+        head += [f"aotc {t} us", f"/XLA", f"/numpy"]
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    print("single thread; median (min) microseconds per call; ratio < 1: aotc faster")
+    print("single thread; median (min) microseconds per call; ratios aotc/other as median (min); "
+          "< 1: aotc faster")
     for r in [head, ["-" * w for w in widths]] + rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
     for n in notes:

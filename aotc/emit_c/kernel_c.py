@@ -12,7 +12,7 @@ import numpy as np
 
 from ..hlo.dtypes import DType
 from ..kernel import ir as K
-from ..kernel.vectorize import LANES, SIMD, VECTOR_BINARY, VECTOR_CALLS, vector_vars
+from ..kernel.vectorize import LANES, SIMD, VECTOR_BINARY, VECTOR_CALLS, WIDE, WIDE_MULTIPLE, vector_vars
 
 _PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
          "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
@@ -224,23 +224,31 @@ def _negated(c: K.Expr) -> str:
 
 
 def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> None:
-    """A vector body of LANES lanes (runtime_c/aotc_simd.h), then the scalar tail."""
+    """A vector body (runtime_c/aotc_simd.h: 8 lanes, or the target's widest for a `wide`
+    loop), then the scalar tail."""
     pad = "    " * depth
     v = s.var.name
     vec = vector_vars(s)
+    wide = WIDE in s.marks
+    pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
     body = []
     for st in s.body:
         if isinstance(st, K.Let) and st.var.name in vec:
-            body.append(f"{pad}    const aotc_v8f {st.var.name} = {_vexpr(st.value, vec)};")
+            body.append(f"{pad}    const {ty} {st.var.name} = {_vexpr(st.value, vec, pre)};")
         elif isinstance(st, K.Store):
-            body.append(f"{pad}    aotc_v8_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec)});")
+            body.append(f"{pad}    {pre}_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec, pre)});")
         else:
             _stmt(st, depth + 1, body, marks)
-    scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD})
-    if s.trip >= 0:  # static: the vector part ends at a constant, the tail starts there
+    scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD, WIDE})
+    note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
+    if wide and s.trip >= 0 and s.trip % WIDE_MULTIPLE == 0:  # every width divides the count: no tail
+        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {v} += {lanes}) {{{note}")
+        out.extend(body)
+        out.append(pad + "}")
+        return
+    if s.trip >= 0 and not wide:  # static: the vector part ends at a constant, the tail starts there
         start, trip = s.start.value, s.trip
         mid = start + trip // LANES * LANES
-        note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
         out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {LANES}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
@@ -249,7 +257,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
         return
     out.append(pad + "{")
     out.append(f"{pad}    int64_t {v} = {expr(s.start)};")
-    out.append(f"{pad}    for (; {v} + {LANES} <= {expr(s.stop)}; {v} += {LANES}) {{")
+    out.append(f"{pad}    for (; {v} + {lanes} <= {expr(s.stop)}; {v} += {lanes}) {{{note}")
     out.extend("    " + line for line in body)
     out.append(pad + "    }")
     out.append(f"{pad}    for (; {v} < {expr(s.stop)}; ++{v}) {{")
@@ -258,18 +266,19 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     out.append(pad + "}")
 
 
-def _vexpr(e: K.Expr, vec: set[str]) -> str:
-    """An 8-lane value: lane k is `e` at loop variable + k."""
+def _vexpr(e: K.Expr, vec: set[str], pre: str) -> str:
+    """A vector value of the vocabulary `pre` (aotc_v8 or aotc_vf): lane k is `e` at loop
+    variable + k."""
     if not K.free_vars(e) & vec:
-        return f"aotc_v8_set1({expr(e)})"
+        return f"{pre}_set1({expr(e)})"
     if isinstance(e, K.Var):
         return e.name
     if isinstance(e, K.Load):
-        return f"aotc_v8_load(&{e.buf.name}[{expr(e.index)}])"
+        return f"{pre}_load(&{e.buf.name}[{expr(e.index)}])"
     if isinstance(e, K.Binary):
-        return f"{VECTOR_BINARY[e.op]}({_vexpr(e.a, vec)}, {_vexpr(e.b, vec)})"
+        return f"{pre}_{VECTOR_BINARY[e.op]}({_vexpr(e.a, vec, pre)}, {_vexpr(e.b, vec, pre)})"
     if isinstance(e, K.Call):
-        return f"{VECTOR_CALLS[e.fn]}({', '.join(_vexpr(a, vec) for a in e.args)})"
+        return f"{pre}_{VECTOR_CALLS[e.fn]}({', '.join(_vexpr(a, vec, pre) for a in e.args)})"
     raise TypeError(f"not a vector expression: {e!r}")
 
 

@@ -18,7 +18,7 @@ KERNEL_PASSES = (
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)
     ("resimplify", simplify_indices),   # the merged loops' indices
     ("reuse", reuse_fold_values),       # a map loop loads what a fold over its row computed (softmax's exp)
-    ("vectorize", mark_simd),           # f32 vector loops: 8-lane body (aotc_simd.h) plus scalar tail
+    ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
 )
 
 

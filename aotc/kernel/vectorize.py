@@ -2,10 +2,14 @@
 
 An innermost loop marked `vector` is marked `simd` when every value it computes
 from its variable is f32 arithmetic of the runtime's SIMD vocabulary
-(runtime_c/aotc_simd.h, 8 lanes, the same bits as the scalar helpers), every
-such load and store is contiguous in the loop variable, and no buffer is read at
-another element than the one the loop writes. The printer writes the vector body
-and the scalar tail; this pass only decides.
+(runtime_c/aotc_simd.h, the same bits as the scalar helpers), every such load
+and store is contiguous in the loop variable, and no buffer is read at another
+element than the one the loop writes. Lanes are independent elements, so the
+width changes nothing in the results: a loop whose count is unknown, a multiple
+of 16 (such as the 16 partial results of a reduction) or at least
+`WIDE_MIN_TRIP` is also marked `wide`, and runs at the widest width the target
+has (16 lanes with AVX-512, else 8); a short one runs 8 lanes. The printer
+writes the vector body and the scalar tail; this pass only decides.
 """
 from __future__ import annotations
 
@@ -15,15 +19,18 @@ from .simplify import terms
 
 F32 = DTYPES["f32"]
 SIMD = "simd"
-LANES = 8
+WIDE = "wide"
+LANES = 8  # the width of a loop not marked `wide`
+WIDE_MIN_TRIP = 32
+WIDE_MULTIPLE = 16  # every width the vocabulary has divides it
 
-# scalar helper -> its 8-lane form
+# scalar helper -> the name of its vector form in the vocabulary (aotc_v8_exp, aotc_vf_exp)
 VECTOR_CALLS = {
-    "aotc_exp_f32": "aotc_v8_exp", "aotc_tanh_f32": "aotc_v8_tanh", "aotc_logistic_f32": "aotc_v8_logistic",
-    "aotc_max_f32": "aotc_v8_max", "aotc_min_f32": "aotc_v8_min", "aotc_sqrt_f32": "aotc_v8_sqrt",
-    "aotc_rsqrt_f32": "aotc_v8_rsqrt", "aotc_abs_f32": "aotc_v8_abs", "aotc_neg_f32": "aotc_v8_neg",
+    "aotc_exp_f32": "exp", "aotc_tanh_f32": "tanh", "aotc_logistic_f32": "logistic", "aotc_log_f32": "log",
+    "aotc_erf_f32": "erf", "aotc_max_f32": "max", "aotc_min_f32": "min", "aotc_sqrt_f32": "sqrt",
+    "aotc_rsqrt_f32": "rsqrt", "aotc_abs_f32": "abs", "aotc_neg_f32": "neg",
 }
-VECTOR_BINARY = {"+": "aotc_v8_add", "-": "aotc_v8_sub", "*": "aotc_v8_mul", "/": "aotc_v8_div"}
+VECTOR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
 
 def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
@@ -34,7 +41,8 @@ def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
             s = K.Loop(s.var, s.start, s.stop, inner, s.step, s.marks)
             changed |= c
             if K.VECTOR in s.marks and SIMD not in s.marks and vectorizable(s):
-                s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {SIMD})
+                wide = {WIDE} if s.trip < 0 or s.trip % WIDE_MULTIPLE == 0 or s.trip >= WIDE_MIN_TRIP else set()
+                s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {SIMD} | wide)
                 changed = True
         elif isinstance(s, K.If):
             t, c1 = mark_simd(s.then)

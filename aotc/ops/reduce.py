@@ -111,9 +111,11 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
 
 
 # reductions whose combiner is one of these associative, commutative ops of its two
-# parameters keep LANES partial results (vectorizable; XLA:CPU reassociates too)
+# parameters keep LANES partial results (vectorizable; XLA:CPU reassociates too). The
+# count is part of the result (it fixes the order of the sums), so it is the same on every
+# target: 16, one zmm register with AVX-512, two ymm with AVX2, four q with NEON.
 _ASSOCIATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or"})
-LANES = 8
+LANES = 16
 F32 = DTYPES["f32"]
 
 

@@ -233,32 +233,39 @@ AOTC__UINT_TYPES(AOTC__DEF_UINT)
 /* ======================================================================== */
 /* SFX is the libm suffix (f or nothing); I/UI are the same-width integers. */
 /* ------------------------------------------------------------------------ */
-/* exp and tanh in f32 without libm: branch-free, so loops over them          */
-/* vectorise (libm calls do not).  Accuracy is within a few ulp, like         */
-/* XLA:CPU's own polynomial approximations.                                   */
+/* exp, log, tanh and erf in f32 without libm, as XLA:CPU computes them: the  */
+/* same polynomials, the same operations in the same order, and fused        */
+/* multiply-adds (fmaf) exactly where XLA's code generator fuses, so results */
+/* are XLA's bits.  fmaf is exactly rounded on every target (one instruction */
+/* with FMA hardware, libm otherwise), so the vector forms in aotc_simd.h,   */
+/* written step for step on the same operations, give the same bits too.     */
+/* Branch-free, so loops over them vectorise.                                */
 /* ------------------------------------------------------------------------ */
-/* e^x = 2^n * e^r, n = round(x / ln 2), |r| <= ln2/2, e^r from a degree-6
- * polynomial (Cephes' coefficients); 2^n is built in the exponent bits, split
- * in two steps at the top so n = 128 (x just below the overflow bound) works. */
+/* the smallest normal numbers: below them, values are flushed to zero */
+#define AOTC__MINNORM_f32 1.17549435e-38f
+#define AOTC__MINNORM_f64 2.2250738585072014e-308
+#define AOTC__EXP_HI_f32 88.72283935546875f
+#define AOTC__EXP_LO_f32 -87.33654022216797f
+/* e^x = 2^n * e^r: n = floor(x log2(e) + 1/2), at most 127 (so 2^n is built
+ * in the exponent bits; e^r then carries the last factor below the overflow
+ * bound), r = x - n ln2 in two fused steps (Cephes' split of ln 2), e^r from
+ * Cephes' degree-6 polynomial. */
 AOTC_INLINE float aotc__exp_f32(float x) {
-  const float hi = 88.72283935546875f, lo = -87.33654022216797f;
+  const float hi = AOTC__EXP_HI_f32, lo = AOTC__EXP_LO_f32;
   float xc = x > hi ? hi : (x < lo ? lo : (x == x ? x : 0.0f)); /* NaN: any finite n, result NaN below */
-  float n = nearbyintf(xc * 1.44269504088896341f);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  float n = floorf(fmaf(xc, 1.44269504088896341f, 0.5f));
+  n = n > 127.0f ? 127.0f : n;
+  float r = fmaf(n, -0.693359375f, xc);
+  r = fmaf(n, 2.12194440e-4f, r);
   float r2 = r * r;
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r2 + r + 1.0f;
-  int32_t ni = (int32_t)n;
-  int32_t top = ni > 127;
-  p = top ? p * 2.0f : p;
-  ni = top ? 127 : ni;
-  float scale = aotc_bitcast_u32_f32((uint32_t)(ni + 127) << 23);
+  p = fmaf(p, r, 1.3981999507e-3f);
+  p = fmaf(p, r, 8.3334519073e-3f);
+  p = fmaf(p, r, 4.1665795894e-2f);
+  p = fmaf(p, r, 1.6666665459e-1f);
+  p = fmaf(p, r, 5.0000001201e-1f);
+  p = fmaf(p, r2, r) + 1.0f;
+  float scale = aotc_bitcast_u32_f32((uint32_t)((int32_t)n + 127) << 23);
   float y = p * scale;
   y = x > hi ? (float)INFINITY : y;
   y = x < lo ? 0.0f : y;
@@ -266,29 +273,83 @@ AOTC_INLINE float aotc__exp_f32(float x) {
 }
 AOTC_INLINE double aotc__exp_f64(double x) { return exp(x); }
 
-/* tanh as XLA:CPU computes it: an odd rational polynomial on x clamped to
- * +-7.9053111076354980, and x itself when |x| < 0.0004. */
+/* tanh: an odd rational polynomial (Eigen's) on x clamped to
+ * +-7.99881172180175781, the smallest bound where it reaches 1; x itself when
+ * |x| < 0.0004. */
+#define AOTC__TANH_BOUND_f32 7.99881172180175781f
 AOTC_INLINE float aotc__tanh_f32(float x) {
-  const float bound = 7.90531110763549805f;
+  const float bound = AOTC__TANH_BOUND_f32;
   float xc = x > bound ? bound : (x < -bound ? -bound : x);
   float x2 = xc * xc;
   float p = -2.76076847742355e-16f;
-  p = p * x2 + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
+  p = fmaf(p, x2, 2.00018790482477e-13f);
+  p = fmaf(p, x2, -8.60467152213735e-11f);
+  p = fmaf(p, x2, 5.12229709037114e-08f);
+  p = fmaf(p, x2, 1.48572235717979e-05f);
+  p = fmaf(p, x2, 6.37261928875436e-04f);
+  p = fmaf(p, x2, 4.89352455891786e-03f);
   p = p * xc;
   float q = 1.19825839466702e-06f;
-  q = q * x2 + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
+  q = fmaf(q, x2, 1.18534705686654e-04f);
+  q = fmaf(q, x2, 2.26843463243900e-03f);
+  q = fmaf(q, x2, 4.89352518554385e-03f);
   float y = p / q;
-  int keep = (x < 0.0004f) & (x > -0.0004f);  /* tiny: tanh(x) = x; NaN: y is NaN too */
+  int keep = (x < 0.0004f) & (x > -0.0004f); /* tiny: tanh(x) = x; NaN: y is NaN too */
   return keep ? x : y;
 }
 AOTC_INLINE double aotc__tanh_f64(double x) { return tanh(x); }
+
+/* log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from Cephes' degree-8
+ * polynomial in m - 1, plus e ln2 in Cephes' two parts.  log(0) = -inf,
+ * log(x < 0) = NaN, log(inf) = inf, NaN stays NaN. */
+#define AOTC__SQRT_HALF_f32 0.707106781186547524f
+AOTC_INLINE float aotc__log_f32(float x) {
+  float xm = x < AOTC__MINNORM_f32 ? AOTC__MINNORM_f32 : x; /* zero, negatives, NaN: fixed below */
+  uint32_t u = aotc_bitcast_f32_u32(xm);
+  float e = (float)((int32_t)(u >> 23) - 126);
+  float m = aotc_bitcast_u32_f32((u & 0x807fffffu) | 0x3f000000u); /* in [1/2, 1) */
+  float below = m < AOTC__SQRT_HALF_f32 ? m : 0.0f;
+  e = m < AOTC__SQRT_HALF_f32 ? e - 1.0f : e;
+  float t = (m - 1.0f) + below; /* in [sqrt(1/2) - 1, sqrt(2) - 1) */
+  float t2 = t * t;
+  float t3 = t2 * t;
+  float y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+  float y1 = fmaf(-1.2420140846e-1f, t, 1.4249322787e-1f);
+  float y2 = fmaf(2.0000714765e-1f, t, -2.4999993993e-1f);
+  y = fmaf(y, t, 1.1676998740e-1f);
+  y1 = fmaf(y1, t, -1.6668057665e-1f);
+  y2 = fmaf(y2, t, 3.3333331174e-1f);
+  y = fmaf(y, t3, y1);
+  y = fmaf(y, t3, y2);
+  y = fmaf(y, t3, -2.12194440e-4f * e);
+  float r = fmaf(-0.5f, t2, t) + y;
+  r = fmaf(0.693359375f, e, r);
+  r = x == (float)INFINITY ? x : r;
+  r = x == 0.0f ? -(float)INFINITY : r;
+  return x < 0.0f || x != x ? (float)NAN : r;
+}
+AOTC_INLINE double aotc__log_f64(double x) { return log(x); }
+
+/* erf: x P(x^2) / Q(x^2) (Eigen's rational interpolant, degrees 9 and 12),
+ * and +-1 from |x| >= 3.832506856900711, where it rounds to 1. */
+#define AOTC__ERF_ONE_f32 3.832506856900711f
+AOTC_INLINE float aotc__erf_f32(float x) {
+  float x2 = x * x;
+  float p = fmaf(x2, 0.00022905065861350646f, 0.0034082910107109506f);
+  p = fmaf(x2, p, 0.050955695062380861f);
+  p = fmaf(x2, p, 0.18520832239976145f);
+  p = fmaf(x2, p, 1.128379143519084f);
+  p = x * p;
+  float q = fmaf(x2, -1.1791602954361697e-7f, 0.000023547966471313185f);
+  q = fmaf(x2, q, 0.0010179625278914885f);
+  q = fmaf(x2, q, 0.014070470171167667f);
+  q = fmaf(x2, q, 0.11098505178285362f);
+  q = fmaf(x2, q, 0.49746925110067538f);
+  q = fmaf(x2, q, 1.0f);
+  float one = aotc_bitcast_u32_f32(0x3f800000u | (aotc_bitcast_f32_u32(x) & 0x80000000u)); /* copysign(1, x) */
+  return AOTC__ERF_ONE_f32 <= fabsf(x) ? one : p / q;
+}
+AOTC_INLINE double aotc__erf_f64(double x) { return erf(x); }
 
 #define AOTC__DEF_FLOAT(N, T, SFX, I, UI, BITCAST_TO, SIGNMASK, EXPMASK)           \
   AOTC_INLINE T aotc_add_##N(T a, T b) { return a + b; }                                  \
@@ -367,13 +428,12 @@ AOTC_INLINE double aotc__tanh_f64(double x) { return tanh(x); }
   AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
   AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
   AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(expm1##SFX(aotc_ftz_##N(a))); }  \
-  AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(log##SFX(aotc_ftz_##N(a))); }      \
+  AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(aotc__log_##N(aotc_ftz_##N(a))); }   \
   AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(log1p##SFX(aotc_ftz_##N(a))); }  \
-  AOTC_INLINE T aotc_tanh_##N(T a) { return aotc_ftz_##N(aotc__tanh_##N(aotc_ftz_##N(a))); } \
   AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
   AOTC_INLINE T aotc_tan_##N(T a) { return aotc_ftz_##N(tan##SFX(aotc_ftz_##N(a))); }      \
-  AOTC_INLINE T aotc_erf_##N(T a) { return aotc_ftz_##N(erf##SFX(aotc_ftz_##N(a))); }      \
+  AOTC_INLINE T aotc_erf_##N(T a) { return aotc_ftz_##N(aotc__erf_##N(aotc_ftz_##N(a))); }   \
   /* 1/(1+e^-x): exp overflows to inf for very negative x and gives exactly 0;           \
    * results below the normal range are flushed to 0 under FTZ, as in XLA */              \
   AOTC_INLINE T aotc_logistic_##N(T a) { return aotc_ftz_##N((T)1 / ((T)1 + aotc__exp_##N(-a))); } \
@@ -384,14 +444,16 @@ AOTC_INLINE double aotc__tanh_f64(double x) { return tanh(x); }
     UI k = (u & SIGNMASK) ? (UI)(u ^ (SIGNMASK - 1u)) : u;                                \
     return AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(k);                                     \
   }
-#define AOTC__MINNORM_f32 1.17549435e-38f
-#define AOTC__MINNORM_f64 2.2250738585072014e-308
 #define AOTC__FBITS_f32 32
 #define AOTC__FBITS_f64 64
 AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x80000000u,
                 0x7F800000u)
 AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,
                 0x8000000000000000u, 0x7FF0000000000000u)
+/* tanh(x) = x for |x| < 0.0004 passes x through as it is, subnormal or not, as
+ * XLA:CPU does; no other result is subnormal.  f64 goes through libm. */
+AOTC_INLINE float aotc_tanh_f32(float a) { return aotc__tanh_f32(a); }
+AOTC_INLINE double aotc_tanh_f64(double a) { return aotc_ftz_f64(aotc__tanh_f64(aotc_ftz_f64(a))); }
 
 /* ======================================================================== */
 /* Conversions aotc_cvt_<FROM>_<TO>.                                        */

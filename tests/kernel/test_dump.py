@@ -38,6 +38,6 @@ def test_softmax_is_one_threaded_vectorized_kernel_computing_exp_once():
     text = describe_program(gen.lowered.program)
     assert text.count("  kernel k_") == 1
     assert "threads over [0, 64)" in text
-    assert "/* parallel */" in text and "/* simd, vector */" in text
-    assert text.count("aotc_v8_exp(") == 1  # the map loads the fold's values
-    assert "aotc_exp_f32(" not in text  # 1024 = 128 vectors: no scalar tail
+    assert "/* parallel */" in text and "/* simd, vector, wide */" in text
+    assert text.count("aotc_vf_exp(") == 1  # the map loads the fold's values
+    assert "aotc_exp_f32(" not in text  # 1024 = 64 or 128 vectors: no scalar tail

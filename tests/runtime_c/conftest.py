@@ -139,7 +139,8 @@ def cdef_text(math: bool = True) -> str:
         ("f32_to_f16", "float", "uint16_t"), ("round_bf16", "float", "float"),
         ("round_f16", "float", "float"), ("f64_to_bf16", "double", "uint16_t"),
         ("f64_to_f16", "double", "uint16_t"), ("cvt_f32_f64", "float", "double"),
-        ("cvt_f32_pred", "float", "uint8_t"),
+        ("cvt_f32_pred", "float", "uint8_t"), ("tanh_f32", "float", "float"),
+        ("log_f32", "float", "float"), ("erf_f32", "float", "float"),
     ):
         lines.append(f"void t_ftz_{name}(const {tin}*, {tout}*, int64_t);")
     for name, tin, tout in (

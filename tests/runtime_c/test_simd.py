@@ -1,5 +1,6 @@
 """The SIMD vocabulary (runtime_c/aotc_simd.h) gives the scalar helpers' bits, lane by lane,
-on every ISA path it has: AVX2 (also on AVX-512 hosts), the portable C path, and NEON on
+at both widths (8 lanes everywhere; the map width, 16 lanes with AVX-512F), on every ISA
+path it has: AVX2, AVX-512F, the portable C path, and NEON on
 aarch64 (cross-built and run under qemu when the toolchain is installed); with gcc and
 clang, and with and without the FP environment of generated code."""
 from __future__ import annotations
@@ -23,12 +24,13 @@ def _cases():
         if shutil.which(cc) is None:
             continue
         if is_x86_64() and {"avx2", "fma"} <= cpu_flags():
-            out.append((cc, ("-O2", "-march=native", "-mno-avx512f"), "avx2+fma", None))
-            out.append((cc, ("-O3", "-march=native"), "avx512f" if "avx512f" in cpu_flags() else "avx2+fma", None))
-        out.append((cc, ("-O2", "-DAOTC_SIMD_SCALAR"), "scalar", None))
+            out.append((cc, ("-O2", "-march=native", "-mno-avx512f"), "avx2+fma 8", None))
+            out.append((cc, ("-O3", "-march=native"), "avx512f 16" if "avx512f" in cpu_flags() else "avx2+fma 8", None))
+        out.append((cc, ("-O2", "-DAOTC_SIMD_SCALAR"), "scalar 8", None))
+        out.append((cc, ("-O0", "-DAOTC_SIMD_SCALAR"), "scalar 8", None))
         out.append((cc, ("-O1",), None, None))
     if shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64"):
-        out.append(("aarch64-linux-gnu-gcc", ("-O2", "-static"), "neon", "qemu-aarch64"))
+        out.append(("aarch64-linux-gnu-gcc", ("-O2", "-static"), "neon 8", "qemu-aarch64"))
     return out
 
 
