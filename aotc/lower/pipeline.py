@@ -17,8 +17,10 @@ from .names import NameSupply
 from .order import topo_order
 from .program import Program
 from .simplify import simplify
+from .split_reduce import split_large_reductions
 
-STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "fusion", "program")
+SPLIT = (("split", split_large_reductions),)
+STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "split", "fusion", "program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     m = _topo_sorted(m)
     dump("simplify", m)
     m, live = run_graph_passes(m, live, dump)           # XLA's rewrites, constant folding, CSE (to a fixpoint)
+    m, live = run_graph_passes(m, live, dump, SPLIT, 1)  # large reductions with few results: in chunks, for threads
     m = _topo_sorted(m)
     entry = m.entry_computation
     fplan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views

@@ -12,7 +12,7 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
-from .rule import KEEPS_INDEX, OpRule, ShapeError
+from .rule import ASSOCIATIVE, KEEPS_INDEX, OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -191,8 +191,10 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return call(f"aotc_{_INT_STEM[op]}_{dt.name}", ct, a, b)
 
 
+_REGROUPABLE = ("add", "multiply", "maximum", "minimum", "and", "or")
 for _op in [*_INT_STEM, "atan2", *_BITWISE]:
-    RULES.append(OpRule(_op, shape=_binary_shape, elemental=_binary_elem, traits=_ELEMENTWISE))
+    RULES.append(OpRule(_op, shape=_binary_shape, elemental=_binary_elem,
+                        traits=_ELEMENTWISE | (frozenset({ASSOCIATIVE}) if _op in _REGROUPABLE else frozenset())))
 
 
 def _complex_shape(instr: Instruction, shapes: list[Shape]) -> Shape:

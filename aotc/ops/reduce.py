@@ -12,8 +12,8 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, store_value
-from .elementwise import _arr
-from .rule import OpRule, ShapeError
+from .elementwise import RULES as _ELEMENTWISE_RULES, _arr
+from .rule import ASSOCIATIVE, OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -114,8 +114,8 @@ def _reduce_kernel(kb, instr: Instruction, outs) -> None:
 # parameters keep LANES partial results (vectorizable; XLA:CPU reassociates too). The
 # count is part of the result (it fixes the order of the sums), so it is the same on every
 # target: 16, one zmm register with AVX-512, two ymm with AVX2, four q with NEON.
-_ASSOCIATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or"})
 LANES = 16
+_REGROUPS = frozenset(r.opcode for r in _ELEMENTWISE_RULES if ASSOCIATIVE in r.traits)
 F32 = DTYPES["f32"]
 
 
@@ -125,7 +125,7 @@ def _lanes_apply(kb, instr: Instruction, in_dims, rdims) -> bool:
     comp = kb.scalar_computation(instr.attr("to_apply"))
     root = comp.root_instruction
     params = {p.name for p in comp.parameters}
-    simple = (root.opcode in _ASSOCIATIVE and len(comp.instructions) == 3 and set(root.operands) == params
+    simple = (root.opcode in _REGROUPS and len(comp.instructions) == 3 and set(root.operands) == params
               and len(params) == 2)
     last = len(in_dims) - 1
     return simple and max(rdims) == last and in_dims[last] >= 2 * LANES

@@ -47,12 +47,14 @@ def run_passes(m: Module, dump: Callable[[str, object], None] | None = None,
     return m
 
 
-def run_graph_passes(m: Module, live: list[ValueRef], dump=None) -> tuple[Module, list[ValueRef]]:
-    """The pass list over a simplified module; returns it with its live values renamed."""
+def run_graph_passes(m: Module, live: list[ValueRef], dump=None, passes: tuple[tuple[str, Pass], ...] = PASSES,
+                     max_rounds: int = MAX_ROUNDS) -> tuple[Module, list[ValueRef]]:
+    """A pass list (by default this package's) over a simplified module; returns it with its
+    live values renamed."""
     if not live:
         return m, live
     m, tuple_name = with_live_root(m, live)
-    m = run_passes(m, dump)
+    m = run_passes(m, dump, passes, max_rounds)
     return without_live_root(m, tuple_name, live)
 
 

@@ -165,3 +165,30 @@ def test_windowed_ops_split_over_threads_are_bit_identical(tmp_path):
     padded = np.pad(x, ((1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
     want = np.max([padded[i:i + 55:2, j:j + 55:2] for i in range(3) for j in range(3)], axis=0)
     np.testing.assert_array_equal(runs[0]["pool"][0], want)
+
+
+SUM = """HloModule big_sum
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[1048576] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}
+"""
+
+
+def test_a_large_sum_split_for_threads_gives_the_same_bits_for_any_thread_count(tmp_path):
+    """The chunks are fixed by the shape (lower/split_reduce.py), not by the thread count."""
+    aotc = require_aotc("run")
+    model = tmp_path / "big_sum.hlo"
+    model.write_text(SUM)
+    x = {"x": np.random.default_rng(9).standard_normal(1 << 20).astype(np.float32)}
+    runs = [aotc.run(str(model), inputs=x, threads=t) for t in (1, 2, 3)]
+    (name,) = runs[0]
+    assert all(r[name].tobytes() == runs[0][name].tobytes() for r in runs)
+    exact = x["x"].astype(np.float64)
+    assert abs(float(runs[0][name]) - exact.sum()) <= 1e-6 * np.abs(exact).sum()  # f32 sums: a few ulp of the terms
