@@ -7,6 +7,7 @@ from __future__ import annotations
 from math import prod
 
 from ..lower.program import Port, Program
+from .api import MAX_THREADS
 from .common import banner, c_storage, macro
 
 
@@ -27,10 +28,13 @@ def emit_header(p: Program, guard: str) -> str:
              f"#define {M}_NUM_ARGS {len(p.args)}", f"#define {M}_NUM_RESULTS {len(p.results)}",
              f"#define {M}_NUM_VARIABLES {sum(a.is_variable for a in p.args)}",
              f"#define {M}_ARENA_BYTES {p.arena_bytes}u", f"#define {M}_ARENA_ALIGN 64u",
+             f"#define {M}_MAX_THREADS {MAX_THREADS}",
              *_ports_macros(p, M), "",
-             "/* Return codes of run functions. */",
+             "/* Return codes: every function returning int reports misuse with one of these,",
+             "   never a crash (a NULL instance: ERR_NULL_INSTANCE). */",
              f"enum {{ {P}_OK = 0, {P}_ERR_NULL_ARG = 1, {P}_ERR_NULL_RESULT = 2, {P}_ERR_NO_ARENA = 3,",
-             f"       {P}_ERR_MISALIGNED = 4, {P}_ERR_INDEX = 5, {P}_ERR_THREADS = 6, {P}_ERR_ALLOC = 7 }};",
+             f"       {P}_ERR_MISALIGNED = 4, {P}_ERR_INDEX = 5, {P}_ERR_THREADS = 6, {P}_ERR_ALLOC = 7,",
+             f"       {P}_ERR_NULL_INSTANCE = 8, {P}_ERR_ARENA_SIZE = 9 }};",
              "",
              "/* Who allocates what: everything; results and temporaries (the caller sets every",
              "   argument buffer); nothing (the caller also sets results and the arena). */",
@@ -40,17 +44,18 @@ def emit_header(p: Program, guard: str) -> str:
              f"typedef void (*{P}_parallel_for_fn)(void* user, int64_t n,",
              "                                    void (*fn)(void* ctx, int64_t begin, int64_t end), void* ctx);",
              "",
-             f"{P}_instance* {P}_create({P}_alloc_mode mode);   /* NULL if allocation fails */",
+             f"{P}_instance* {P}_create({P}_alloc_mode mode);   /* NULL for an unknown mode or if allocation fails */",
              f"void {P}_destroy({P}_instance* m);",
              f"int {P}_run({P}_instance* m);                      /* {P}_OK or an error code */",
              f"const char* {P}_error_msg(const {P}_instance* m);  /* why the last call failed; \"\" if it did not */",
-             f"int {P}_set_num_threads({P}_instance* m, int n);   /* 1 = run on the calling thread */",
+             f"int {P}_set_num_threads({P}_instance* m, int n);   /* 1 = run on the calling thread; at most {M}_MAX_THREADS */",
              f"int {P}_set_parallel_for({P}_instance* m, {P}_parallel_for_fn fn, void* user);",
              f"void* {P}_arg_data({P}_instance* m, int i);",
              f"int {P}_set_arg_data({P}_instance* m, int i, void* data);",
              f"void* {P}_result_data({P}_instance* m, int i);",
              f"int {P}_set_result_data({P}_instance* m, int i, void* data);",
-             f"int {P}_set_arena({P}_instance* m, void* arena);  /* {M}_ARENA_BYTES, 64-byte aligned */",
+             f"/* The caller's arena: 64-byte aligned, `bytes` at least {M}_ARENA_BYTES (checked); NULL unsets it. */",
+             f"int {P}_set_arena({P}_instance* m, void* arena, size_t bytes);",
              f"int {P}_lookup_arg_index(const char* name);       /* -1 if there is none */",
              f"int {P}_lookup_result_index(const char* name);",
              "",
@@ -61,9 +66,10 @@ def emit_header(p: Program, guard: str) -> str:
              f"const char* {P}_result_name(int i);", f"const char* {P}_result_type(int i);",
              f"int {P}_result_rank(int i);", f"const int64_t* {P}_result_dims(int i);",
              f"size_t {P}_result_bytes(int i);", "",
-             "/* Stateless entry: the caller owns every buffer (arena: ARENA_BYTES, 64-byte aligned);",
-             "   runs on the calling thread. Safe to call concurrently with distinct buffers. */",
-             f"int {P}_run_with(void* const* args, void* const* results, void* arena);", "",
+             "/* Stateless entry: the caller owns every buffer (the arena: 64-byte aligned, arena_bytes at",
+             "   least ARENA_BYTES, checked); runs on the calling thread. Safe to call concurrently with",
+             "   distinct buffers. */",
+             f"int {P}_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);", "",
              "/* Typed accessors by name. */"]
     for i, a in enumerate(p.args):
         lines.append(f"{c_storage(a)}* {P}_arg_{a.name}_data({P}_instance* m);  /* arg {i} */")
@@ -119,7 +125,7 @@ def _cpp_class(p: Program) -> str:
          f"  bool Run() {{ return {P}_run(m_) == {P}_OK; }}",
          f"  const char* error_msg() const {{ return {P}_error_msg(m_); }}",
          f"  bool set_num_threads(int n) {{ return {P}_set_num_threads(m_, n) == {P}_OK; }}",
-         f"  void set_arena(void* arena) {{ {P}_set_arena(m_, arena); }}",
+         f"  bool set_arena(void* arena, size_t bytes) {{ return {P}_set_arena(m_, arena, bytes) == {P}_OK; }}",
          f"  static int LookupArgIndex(const char* name) {{ return {P}_lookup_arg_index(name); }}",
          f"  static int LookupResultIndex(const char* name) {{ return {P}_lookup_result_index(name); }}",
          f"  void* arg_data(size_t i) {{ return {P}_arg_data(m_, static_cast<int>(i)); }}",

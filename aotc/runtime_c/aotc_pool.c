@@ -139,7 +139,7 @@ AOTC_INTERNAL void aotc__pool_free(aotc_pool* p) {
 }
 
 AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
-  if (threads <= 1) return NULL;
+  if (threads <= 1 || threads > AOTC_MAX_THREADS) return NULL;
   /* malloc + manual alignment (aligned_alloc is missing on some C libraries) */
   char* raw = (char*)malloc(sizeof(aotc_pool) + 64u);
   if (!raw) return NULL;

@@ -25,11 +25,15 @@ typedef void (*aotc_range_fn)(void* ctx, int64_t begin, int64_t end);
 typedef void (*aotc_parallel_for_fn)(void* user, int64_t n,
                                      void (*fn)(void*, int64_t, int64_t), void* ctx);
 
+/* The most threads a pool runs: more cannot help the kernels (they split work
+ * into at most a few chunks per thread) and would only spend time starting. */
+#define AOTC_MAX_THREADS 256
+
 /* A pool running work on `threads` threads in total: the caller of
  * aotc_parallel_for plus threads-1 workers started here.  threads <= 1
  * returns NULL, which every function below accepts and treats as "run
  * serially on the caller".  Also returns NULL if threads cannot be
- * started (then work simply runs serially). */
+ * started or exceed AOTC_MAX_THREADS (then work simply runs serially). */
 AOTC_RT_API aotc_pool* aotc_pool_create(int threads);
 
 /* Stops and joins the workers and frees the pool.  NULL is allowed.  Must

@@ -41,7 +41,7 @@ void* {P}_arg_data({P}_instance* m, int i);
 int {P}_set_arg_data({P}_instance* m, int i, void* data);
 void* {P}_result_data({P}_instance* m, int i);
 int {P}_set_result_data({P}_instance* m, int i, void* data);
-int {P}_set_arena({P}_instance* m, void* arena);
+int {P}_set_arena({P}_instance* m, void* arena, size_t bytes);
 int {P}_lookup_arg_index(const char* name);
 int {P}_lookup_result_index(const char* name);
 const char* {P}_arg_name(int i);
@@ -55,7 +55,7 @@ const char* {P}_result_type(int i);
 int {P}_result_rank(int i);
 const int64_t* {P}_result_dims(int i);
 size_t {P}_result_bytes(int i);
-int {P}_run_with(void* const* args, void* const* results, void* arena);
+int {P}_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);
 """
 
 _ALLOC_RESULTS_AND_TEMPS = 1

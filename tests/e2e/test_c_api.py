@@ -77,7 +77,7 @@ int main(void) {
     if (MM_ARENA_BYTES) {
         CHECK(mm_run(m) == mm_ERR_NO_ARENA);
         CHECK(posix_memalign(&arena, 64, MM_ARENA_BYTES) == 0);
-        mm_set_arena(m, arena);
+        CHECK(mm_set_arena(m, arena, MM_ARENA_BYTES) == mm_OK);
     }
     CHECK(mm_run(m) == mm_OK && r0[0] == 19 && r1[0] == 6);
     mm_destroy(m);
@@ -86,7 +86,7 @@ int main(void) {
     void* args[2] = {x, y};
     void* results[2] = {r0, r1};
     memset(r0, 0, sizeof r0);
-    CHECK(mm_run_with(args, results, arena) == mm_OK && r0[3] == 50);
+    CHECK(mm_run_with(args, results, arena, MM_ARENA_BYTES) == mm_OK && r0[3] == 50);
     free(arena);
 
     /* two instances, two threads */
@@ -124,3 +124,115 @@ def test_compile_writes_nothing_on_error(tmp_path):
         aotc.compile(str(bad), out=str(tmp_path / "out" / "libbad"))
     assert "bad.hlo:5:" in e.value.format()
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
+
+
+DOT = """HloModule dd
+ENTRY main {
+  a = f32[64,64] parameter(0)
+  b = f32[64,64] parameter(1)
+  ROOT c = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+DEFENSIVE = r"""
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libdd.h"
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "line %d: %s\n", __LINE__, #c); exit(1); } } while (0)
+#define N 64
+
+static float a[N * N], b[N * N], c[N * N], want[N * N];
+
+static void* aligned(size_t bytes) {
+    void* p = NULL;
+    CHECK(posix_memalign(&p, 64, bytes) == 0);
+    return p;
+}
+
+int main(void) {
+    for (int i = 0; i < N * N; ++i) { a[i] = (float)(i % 7 - 3); b[i] = (float)(i % 5 - 2); }
+    for (int i = 0; i < N; ++i)  /* small integers: every order of summation is exact */
+        for (int j = 0; j < N; ++j) {
+            float s = 0;
+            for (int k = 0; k < N; ++k) s += a[i * N + k] * b[k * N + j];
+            want[i * N + j] = s;
+        }
+    CHECK(DD_ARENA_BYTES > 0);  /* the GEMM packs into the arena: the size checks below are real */
+
+    /* a NULL instance: an error code from every int function, NULL from the pointer ones */
+    CHECK(dd_run(NULL) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_set_arg_data(NULL, 0, a) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_set_result_data(NULL, 0, c) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_set_arena(NULL, NULL, 0) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_set_num_threads(NULL, 2) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_set_parallel_for(NULL, NULL, NULL) == dd_ERR_NULL_INSTANCE);
+    CHECK(dd_arg_data(NULL, 0) == NULL && dd_result_data(NULL, 0) == NULL);
+    CHECK(strcmp(dd_error_msg(NULL), "no instance") == 0);
+    dd_destroy(NULL);
+
+    /* modes are checked */
+    CHECK(dd_create((dd_alloc_mode)3) == NULL && dd_create((dd_alloc_mode)-1) == NULL);
+
+    /* the stateless entry: NULL arrays, a missing, small or misaligned arena */
+    unsigned char* arena = (unsigned char*)aligned(DD_ARENA_BYTES + 64);
+    void* args[2] = {a, b};
+    void* results[1] = {c};
+    CHECK(dd_run_with(NULL, NULL, NULL, 0) == dd_ERR_NULL_ARG);
+    CHECK(dd_run_with(args, NULL, arena, DD_ARENA_BYTES) == dd_ERR_NULL_RESULT);
+    CHECK(dd_run_with(args, results, NULL, 0) == dd_ERR_NO_ARENA);
+    CHECK(dd_run_with(args, results, arena, DD_ARENA_BYTES - 1) == dd_ERR_ARENA_SIZE);
+    CHECK(dd_run_with(args, results, arena + 8, DD_ARENA_BYTES) == dd_ERR_MISALIGNED);
+    CHECK(dd_run_with(args, results, arena, DD_ARENA_BYTES) == dd_OK);
+    CHECK(memcmp(c, want, sizeof c) == 0);
+
+    /* an instance with the caller's arena: one too small is refused, never written */
+    dd_instance* m = dd_create(dd_ALLOC_NONE);
+    CHECK(m != NULL);
+    CHECK(dd_set_arg_data(m, 0, a) == dd_OK && dd_set_arg_data(m, 1, b) == dd_OK);
+    CHECK(dd_set_result_data(m, 0, c) == dd_OK);
+    void* small = aligned(DD_ARENA_BYTES - 64 > 0 ? DD_ARENA_BYTES - 64 : 64);
+    CHECK(dd_set_arena(m, small, DD_ARENA_BYTES - 64) == dd_ERR_ARENA_SIZE);
+    CHECK(strstr(dd_error_msg(m), "smaller") != NULL);
+    CHECK(dd_run(m) == dd_ERR_NO_ARENA);
+    CHECK(dd_set_arena(m, arena + 8, DD_ARENA_BYTES) == dd_ERR_MISALIGNED);
+    memset(c, 0, sizeof c);
+    CHECK(dd_set_arena(m, arena, DD_ARENA_BYTES) == dd_OK && dd_run(m) == dd_OK);
+    CHECK(memcmp(c, want, sizeof c) == 0);
+
+    /* the thread count is bounded: nothing is started for an absurd one */
+    CHECK(dd_set_num_threads(m, 0) == dd_ERR_THREADS);
+    CHECK(dd_set_num_threads(m, DD_MAX_THREADS + 1) == dd_ERR_THREADS);
+    CHECK(dd_set_num_threads(m, INT_MAX) == dd_ERR_THREADS);
+    CHECK(strstr(dd_error_msg(m), "must be in [1, ") != NULL);
+    memset(c, 0, sizeof c);
+    CHECK(dd_set_num_threads(m, 2) == dd_OK && dd_run(m) == dd_OK);
+    CHECK(memcmp(c, want, sizeof c) == 0);
+    CHECK(dd_set_arena(m, NULL, 0) == dd_OK && dd_run(m) == dd_ERR_NO_ARENA);
+    dd_destroy(m);
+    free(small);
+    free(arena);
+    puts("ok");
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_defensive_api_under_sanitizers(tmp_path):
+    """NULL anything, unknown modes, small or misaligned arenas and absurd thread counts get
+    error codes; ASan sees no access through them."""
+    model = tmp_path / "dd.hlo"
+    model.write_text(DOT)
+    res = aotc.compile(str(model), out=str(tmp_path / "libdd"), options=aotc.CompileOptions(name="dd", emit=()))
+    drv = tmp_path / "driver.c"
+    drv.write_text(DEFENSIVE)
+    exe = str(tmp_path / "driver")
+    cmd = ["gcc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-g", *SAN,
+           "-I", str(tmp_path), str(drv), res.c_path, "-lm", "-lpthread", "-o", exe]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([exe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr

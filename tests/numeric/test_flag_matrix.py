@@ -58,7 +58,7 @@ def _run(so, gen, by_param, ins):
     base = arena.ctypes.data + (-arena.ctypes.data) % 64
     a_ptrs = (ctypes.c_void_p * len(args))(*[x.ctypes.data for x in args])
     r_ptrs = (ctypes.c_void_p * len(res))(*[x.ctypes.data for x in res])
-    assert getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base)) == 0
+    assert getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base), ctypes.c_size_t(prog.arena_bytes)) == 0
     return res
 
 

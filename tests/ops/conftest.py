@@ -99,7 +99,7 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str) 
     a_ptrs = (ctypes.c_void_p * max(1, len(args)))(*[x.ctypes.data for x in args])
     r_ptrs = (ctypes.c_void_p * max(1, len(res)))(*[x.ctypes.data for x in res])
     with _Stderr() as err:
-        rc = getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base))
+        rc = getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base), ctypes.c_size_t(prog.arena_bytes))
     assert "runtime error" not in err.text, f"UBSan in {c_path}:\n{err.text[:4000]}"
     assert rc == 0
     return [_from_storage(x, r.dtype.name) for x, r in zip(res, prog.results)]

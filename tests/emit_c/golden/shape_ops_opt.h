@@ -33,6 +33,7 @@ extern "C" {
 #define GOLDEN_NUM_VARIABLES 0
 #define GOLDEN_ARENA_BYTES 0u
 #define GOLDEN_ARENA_ALIGN 64u
+#define GOLDEN_MAX_THREADS 256
 #define GOLDEN_ARG0_BYTES 240u  /* x: f32[4,3,5] */
 #define GOLDEN_ARG1_BYTES 20u  /* v: f32[5] */
 #define GOLDEN_RESULT0_BYTES 120u  /* bcast: f32[5,3,2] */
@@ -43,9 +44,11 @@ extern "C" {
 #define GOLDEN_RESULT5_BYTES 120u  /* concat: f32[6,5] */
 #define GOLDEN_RESULT6_BYTES 48u  /* iota_mix: s32[3,4] */
 
-/* Return codes of run functions. */
+/* Return codes: every function returning int reports misuse with one of these,
+   never a crash (a NULL instance: ERR_NULL_INSTANCE). */
 enum { golden_OK = 0, golden_ERR_NULL_ARG = 1, golden_ERR_NULL_RESULT = 2, golden_ERR_NO_ARENA = 3,
-       golden_ERR_MISALIGNED = 4, golden_ERR_INDEX = 5, golden_ERR_THREADS = 6, golden_ERR_ALLOC = 7 };
+       golden_ERR_MISALIGNED = 4, golden_ERR_INDEX = 5, golden_ERR_THREADS = 6, golden_ERR_ALLOC = 7,
+       golden_ERR_NULL_INSTANCE = 8, golden_ERR_ARENA_SIZE = 9 };
 
 /* Who allocates what: everything; results and temporaries (the caller sets every
    argument buffer); nothing (the caller also sets results and the arena). */
@@ -55,17 +58,18 @@ typedef struct golden_instance golden_instance;
 typedef void (*golden_parallel_for_fn)(void* user, int64_t n,
                                     void (*fn)(void* ctx, int64_t begin, int64_t end), void* ctx);
 
-golden_instance* golden_create(golden_alloc_mode mode);   /* NULL if allocation fails */
+golden_instance* golden_create(golden_alloc_mode mode);   /* NULL for an unknown mode or if allocation fails */
 void golden_destroy(golden_instance* m);
 int golden_run(golden_instance* m);                      /* golden_OK or an error code */
 const char* golden_error_msg(const golden_instance* m);  /* why the last call failed; "" if it did not */
-int golden_set_num_threads(golden_instance* m, int n);   /* 1 = run on the calling thread */
+int golden_set_num_threads(golden_instance* m, int n);   /* 1 = run on the calling thread; at most GOLDEN_MAX_THREADS */
 int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user);
 void* golden_arg_data(golden_instance* m, int i);
 int golden_set_arg_data(golden_instance* m, int i, void* data);
 void* golden_result_data(golden_instance* m, int i);
 int golden_set_result_data(golden_instance* m, int i, void* data);
-int golden_set_arena(golden_instance* m, void* arena);  /* GOLDEN_ARENA_BYTES, 64-byte aligned */
+/* The caller's arena: 64-byte aligned, `bytes` at least GOLDEN_ARENA_BYTES (checked); NULL unsets it. */
+int golden_set_arena(golden_instance* m, void* arena, size_t bytes);
 int golden_lookup_arg_index(const char* name);       /* -1 if there is none */
 int golden_lookup_result_index(const char* name);
 
@@ -82,9 +86,10 @@ int golden_result_rank(int i);
 const int64_t* golden_result_dims(int i);
 size_t golden_result_bytes(int i);
 
-/* Stateless entry: the caller owns every buffer (arena: ARENA_BYTES, 64-byte aligned);
-   runs on the calling thread. Safe to call concurrently with distinct buffers. */
-int golden_run_with(void* const* args, void* const* results, void* arena);
+/* Stateless entry: the caller owns every buffer (the arena: 64-byte aligned, arena_bytes at
+   least ARENA_BYTES, checked); runs on the calling thread. Safe to call concurrently with
+   distinct buffers. */
+int golden_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);
 
 /* Typed accessors by name. */
 float* golden_arg_x_data(golden_instance* m);  /* arg 0 */

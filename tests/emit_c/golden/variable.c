@@ -117,6 +117,7 @@ struct golden_instance {
     void* args[2];
     void* results[2];
     void* arena;
+    size_t arena_bytes;   /* what the arena holds: checked against ARENA_BYTES before a run */
     unsigned char owned_args[2], owned_results[2], owned_arena;
     int threads;
     aotc_pool* pool;      /* owned; created by set_num_threads */
@@ -133,6 +134,7 @@ static void* aotc_alloc64(size_t n) {
 }
 
 golden_instance* golden_create(golden_alloc_mode mode) {
+    if (mode != golden_ALLOC_ALL && mode != golden_ALLOC_RESULTS_AND_TEMPS && mode != golden_ALLOC_NONE) return 0;
     golden_instance* m = (golden_instance*)calloc(1, sizeof(*m));
     if (!m) return 0;
     m->threads = 1;
@@ -149,6 +151,7 @@ golden_instance* golden_create(golden_alloc_mode mode) {
             if (!m->results[i]) { golden_destroy(m); return 0; }
         }
         m->arena = aotc_alloc64(0u);
+        m->arena_bytes = 0u;
         m->owned_arena = 1;
         if (!m->arena) { golden_destroy(m); return 0; }
     }
@@ -178,25 +181,31 @@ static int golden_fail_msg(golden_instance* m, int code, const char* msg) {
 void* golden_arg_data(golden_instance* m, int i) { return m && i >= 0 && i < 2 ? m->args[i] : 0; }
 void* golden_result_data(golden_instance* m, int i) { return m && i >= 0 && i < 2 ? m->results[i] : 0; }
 int golden_set_arg_data(golden_instance* m, int i, void* data) {
-    if (!m || i < 0 || i >= 2) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "argument", i, 0);
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    if (i < 0 || i >= 2) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "argument", i, 0);
     if (m->owned_args[i]) { free(m->args[i]); m->owned_args[i] = 0; }
     m->args[i] = data;
     return golden_OK;
 }
 int golden_set_result_data(golden_instance* m, int i, void* data) {
-    if (!m || i < 0 || i >= 2) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "result", i, 0);
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    if (i < 0 || i >= 2) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "result", i, 0);
     if (m->owned_results[i]) { free(m->results[i]); m->owned_results[i] = 0; }
     m->results[i] = data;
     return golden_OK;
 }
-int golden_set_arena(golden_instance* m, void* arena) {
-    if (!m) return golden_ERR_NO_ARENA;
+int golden_set_arena(golden_instance* m, void* arena, size_t bytes) {
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    if ((uintptr_t)arena % 64u) return golden_fail_msg(m, golden_ERR_MISALIGNED, "the arena is not 64-byte aligned");
     if (m->owned_arena) { free(m->arena); m->owned_arena = 0; }
     m->arena = arena;
+    m->arena_bytes = arena ? bytes : 0;
     return golden_OK;
 }
 int golden_set_num_threads(golden_instance* m, int n) {
-    if (!m || n < 1) return golden_fail(m, golden_ERR_THREADS, "%s count %d must be at least 1%s", "thread", n, "");
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    if (n < 1 || n > AOTC_MAX_THREADS)
+        return golden_fail(m, golden_ERR_THREADS, "%s count %d must be in [1, %s]", "thread", n, "256");
     if (n == m->threads && (n == 1 || m->pool)) return golden_OK;
     aotc_pool_destroy(m->pool);
     m->pool = 0;
@@ -213,7 +222,7 @@ int golden_set_num_threads(golden_instance* m, int n) {
     return golden_OK;
 }
 int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user) {
-    if (!m) return golden_ERR_THREADS;
+    if (!m) return golden_ERR_NULL_INSTANCE;
     aotc_pool_destroy(m->pool);  /* the application's pool replaces ours */
     m->pool = 0;
     m->par.fn = fn;
@@ -222,7 +231,9 @@ int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void*
     return golden_OK;
 }
 
-static int golden_check(golden_instance* m, void* const* args, void* const* results, void* arena) {
+static int golden_check(golden_instance* m, void* const* args, void* const* results, void* arena, size_t arena_bytes) {
+    if (!args) return golden_fail_msg(m, golden_ERR_NULL_ARG, "no argument array");
+    if (!results) return golden_fail_msg(m, golden_ERR_NULL_RESULT, "no result array");
     for (int i = 0; i < 2; ++i) {
         if (!args[i] && golden_arg_bytes_[i]) return golden_fail(m, golden_ERR_NULL_ARG, "%s %d (%s) has no buffer", "argument", i, golden_arg_names_[i]);
         if ((uintptr_t)args[i] % golden_arg_align_[i]) return golden_fail(m, golden_ERR_MISALIGNED, "%s %d (%s) is not aligned to its element size", "argument", i, golden_arg_names_[i]);
@@ -232,13 +243,13 @@ static int golden_check(golden_instance* m, void* const* args, void* const* resu
         if ((uintptr_t)results[i] % golden_result_align_[i]) return golden_fail(m, golden_ERR_MISALIGNED, "%s %d (%s) is not aligned to its element size", "result", i, golden_result_names_[i]);
     }
     if ((uintptr_t)arena % 64u) return golden_fail_msg(m, golden_ERR_MISALIGNED, "the arena is not 64-byte aligned");
-    (void)args; (void)results;
+    (void)args; (void)results; (void)arena_bytes;
     return golden_OK;
 }
 
 static int golden_run_checked(golden_instance* m, void* const* args, void* const* results, void* arena,
-                           const aotc_par* par) {
-    int rc = golden_check(m, args, results, arena);
+                           size_t arena_bytes, const aotc_par* par) {
+    int rc = golden_check(m, args, results, arena, arena_bytes);
     if (rc) return rc;
     aotc_fpenv env;
     aotc_fpenv_enter(&env);
@@ -248,13 +259,13 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
 }
 
 int golden_run(golden_instance* m) {
-    if (!m) return golden_ERR_NULL_ARG;
+    if (!m) return golden_ERR_NULL_INSTANCE;
     m->error[0] = 0;
-    return golden_run_checked(m, m->args, m->results, m->arena, m->par.fn ? &m->par : 0);
+    return golden_run_checked(m, m->args, m->results, m->arena, m->arena_bytes, m->par.fn ? &m->par : 0);
 }
 
-int golden_run_with(void* const* args, void* const* results, void* arena) {
-    return golden_run_checked(0, args, results, arena, 0);
+int golden_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes) {
+    return golden_run_checked(0, args, results, arena, arena_bytes, 0);
 }
 
 /* typed accessors */
