@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, replace
 
@@ -73,13 +74,45 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
     """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit)."""
 
     options = _options(options, kw)
+    _check_prefix(out)
     target = resolve_target(options.target, options.target_cpu, options.target_features)
     fe = frontend(model, config, options)
     gen = generate(fe, out, options, target.banner())
     c_path, h_path = out + ".c", out + ".h"
-    _write_all({h_path: gen.h_text, c_path: gen.c_text})
-    built = build_outputs(c_path, out, target, options)
+    built = _build_then_place(out, gen, target, options)
     return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen)
+
+
+def _check_prefix(out: str) -> None:
+    """`-o` names a file prefix (`build/libmodel`): not empty, not a directory."""
+    if not out or out.endswith(("/", os.sep)) or os.path.basename(out) in ("", ".", "..") or os.path.isdir(out):
+        raise AotcError(f"-o must name a file prefix such as build/libmodel, not {out!r}")
+
+
+def _build_then_place(out: str, gen: Generated, target, options: CompileOptions) -> dict[str, str]:
+    """Write the .c/.h and build every output in a private directory beside `out`, and move
+    them into place only when everything succeeded: a failure leaves the previous outputs
+    as they were, and nothing half-written."""
+    d = os.path.dirname(os.path.abspath(out))
+    try:
+        os.makedirs(d, exist_ok=True)
+        work = tempfile.mkdtemp(prefix=".aotc-", dir=d)
+    except OSError as e:
+        raise AotcError(f"cannot write output: {e.strerror or e}", file=getattr(e, "filename", None)) from None
+    try:
+        tmp_out = os.path.join(work, os.path.basename(out))
+        _write_all({tmp_out + ".h": gen.h_text, tmp_out + ".c": gen.c_text})
+        built = build_outputs(tmp_out + ".c", tmp_out, target, options)
+        placed = {}
+        for src in [tmp_out + ".h", tmp_out + ".c", *built.values()]:
+            dst = out + src[len(tmp_out):]
+            os.replace(src, dst)
+            placed[src] = dst
+        return {kind: placed[path] for kind, path in built.items()}
+    except OSError as e:
+        raise AotcError(f"cannot write output: {e.strerror or e}", file=getattr(e, "filename", None)) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _cached_generate(model: str, config, options: CompileOptions):

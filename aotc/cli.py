@@ -2,8 +2,8 @@
 
 Each command turns its options into calls of library functions (`aotc.info`,
 ...) and prints their result. Every user-facing failure is an `AotcError`
-that `_fail` prints as `FILE:LINE:COL: error: ...` on stderr with exit code 1;
-no traceback reaches the user for bad input.
+that `_fail` prints as `FILE:LINE:COL: error: ...` on stderr with its exit
+code (errors.py); no traceback reaches the user unless `--debug` asks for one.
 """
 from __future__ import annotations
 
@@ -19,18 +19,25 @@ from . import __version__
 from .api import bench as aotc_bench
 from .api import compile as aotc_compile
 from .api import run as aotc_run
-from .errors import AotcError
+from .errors import EXIT_INTERNAL, AotcError, ToolchainError
 from .info import build_report, format_report, load_model
 from .options import CompileOptions
 
 
 def _fail(err: AotcError) -> NoReturn:
     click.echo(err.format(), err=True)
-    sys.exit(1)
+    sys.exit(err.exit_code)
+
+
+def _debug() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root is not None and root.params.get("debug"))
 
 
 def _handles_errors(fn: Callable) -> Callable:
-    """Turn AotcError and unreadable files into a clean message and exit code 1."""
+    """Turn every failure into one message and its exit code (errors.py): bad input 1,
+    toolchain or environment 3, a bug of aotc 4 (with --debug: the traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -40,6 +47,22 @@ def _handles_errors(fn: Callable) -> Callable:
             _fail(e)
         except OSError as e:
             _fail(AotcError(e.strerror or str(e), file=e.filename))
+        except RecursionError:
+            if _debug():
+                raise
+            _fail(AotcError("the input nests too deeply for aotc (calls, tuples, regions or YAML "
+                            "nested hundreds of levels)"))
+        except MemoryError:
+            if _debug():
+                raise
+            _fail(ToolchainError("out of memory"))
+        except Exception as e:  # a bug: one line, and a way to see more
+            if _debug():
+                raise
+            what = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+            click.echo(f"aotc: internal error ({what})\nThis is a bug in aotc: please report it with the input "
+                       "that triggers it. `aotc --debug ...` shows the traceback.", err=True)
+            sys.exit(EXIT_INTERNAL)
 
     return wrapper
 
@@ -70,8 +93,12 @@ def constants_options(fn: Callable) -> Callable:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="aotc")
-def main() -> None:
-    """aotc: compile XLA HLO text modules to self-contained C libraries."""
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an internal error.")
+def main(debug: bool) -> None:
+    """aotc: compile XLA HLO text modules to self-contained C libraries.
+
+    Exit codes: 0 success, 1 bad input, 2 usage, 3 toolchain or environment, 4 internal
+    error (a bug)."""
 
 
 @main.command()
@@ -94,8 +121,9 @@ def info(model: str, config: str | None, elided_constants: str, bind_constants: 
 def target_options(fn: Callable, default_target: str = "host") -> Callable:
     fn = click.option("--cflags", "cflags", metavar="FLAGS", default="",
                       help="Extra flags for the C compiler (one string, split on spaces).")(fn)
-    fn = click.option("--cc", "cc", metavar="CMD", default=None, envvar="CC",
-                      help="C compiler command (default: $CC when it builds for the target, else discovered).")(fn)
+    fn = click.option("--cc", "cc", metavar="CMD", default=None,
+                      help="C compiler command, used or an error (default: $CC when it builds for the target, "
+                           "else discovered).")(fn)
     fn = click.option("--target-features", "target_features", metavar="FEATURES", default=None,
                       help="ISA features like tfcompile's, e.g. +avx2,+fma or +neon.")(fn)
     fn = click.option("--target-cpu", "target_cpu", metavar="CPU", default=None,

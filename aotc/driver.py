@@ -16,6 +16,7 @@ from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
 from .frontend import decode_hlo, parse_hlo
 from .frontend.config import identifier_problem, load_config
+from .frontend.files import read_input
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
 from .hlo.ir import Module
@@ -46,12 +47,7 @@ class Generated:
 
 def read_model(path: str) -> str:
     """The text of an HLO file (AotcError, located for bytes that are not UTF-8)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise AotcError(f"cannot read: {e.strerror or e}", file=path) from None
-    return decode_hlo(data, path)
+    return decode_hlo(read_input(path, "model"), path)
 
 
 def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None,

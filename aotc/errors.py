@@ -1,8 +1,18 @@
-"""The one error type users see, and how it is printed.
+"""The error types users see, how they are printed, and the exit codes.
 
 Every stage raises `AotcError` for bad input; the CLI prints `format()` and exits
-1. A location makes it `FILE:LINE:COL: error: message` followed by the source
-line and a caret; a YAML key path makes it `FILE: error: key.path: message`.
+with its `exit_code`. A location makes it `FILE:LINE:COL: error: message`
+followed by the source line and a caret; a YAML key path makes it
+`FILE: error: key.path: message`.
+
+Exit codes of the `aotc` command:
+    0  success
+    1  bad input: the model, the config, an inputs file, an argument value
+    2  usage: an unknown option or command, a missing argument (click)
+    3  toolchain or environment: no working C compiler, a compiler or emulator
+       that fails, out of memory
+    4  an internal error of aotc (a bug): a one-line message asking for a report;
+       `aotc --debug ...` shows the traceback
 """
 from __future__ import annotations
 
@@ -12,7 +22,12 @@ if TYPE_CHECKING:  # a location is any object with file/line/col: errors sit bel
     from .hlo.ir import Loc
 
 
+EXIT_INPUT, EXIT_USAGE, EXIT_TOOLCHAIN, EXIT_INTERNAL = 1, 2, 3, 4
+
+
 class AotcError(Exception):
+    exit_code = EXIT_INPUT
+
     def __init__(self, message: str, loc: Loc | None = None, source_line: str | None = None,
                  path: str | None = None, file: str | None = None):
         super().__init__(message)
@@ -41,6 +56,12 @@ class AotcError(Exception):
 
     def __str__(self) -> str:
         return self.format()
+
+
+class ToolchainError(AotcError):
+    """The C compiler, the archiver, an emulator or the machine failed, not the input."""
+
+    exit_code = EXIT_TOOLCHAIN
 
 
 def located(message: str, loc: Loc | None, source: str | None = None) -> AotcError:

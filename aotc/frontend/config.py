@@ -20,6 +20,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ..errors import AotcError
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Loc
+from .files import CONFIG_LIMIT, read_input
 
 Id = int | str  # a parameter number / root tuple index, or an instruction name / op_name
 
@@ -144,13 +145,13 @@ def identifier_problem(name: str) -> str | None:
 def load_config(path: str | os.PathLike) -> Config:
     """Read and validate a config file (AotcError on any problem)."""
     file = os.fspath(path)
+    data = read_input(file, "config", CONFIG_LIMIT)
     try:
-        with open(file, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise AotcError(f"cannot read config: {e.strerror or e}", file=file) from None
-    except UnicodeDecodeError:
-        raise AotcError("config is not UTF-8 text", file=file) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AotcError("config is not UTF-8 text", Loc(file, line, col)) from None
     return parse_config(text, file, os.path.dirname(os.path.abspath(file)))
 
 
@@ -159,6 +160,8 @@ def parse_config(text: str, file: str = "<config>", base_dir: str | None = None)
     reader = _Reader(text, file)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise reader.error("invalid YAML: nested too deeply", None, None) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         what = e.problem or e.context or "invalid YAML"
@@ -168,7 +171,10 @@ def parse_config(text: str, file: str = "<config>", base_dir: str | None = None)
         raise reader.error(f"invalid YAML: {e}", None, None) from None
     if root is None:  # an empty file: every key takes its default
         return Config(file, text=text)
-    return reader.config(root, base_dir or os.getcwd())
+    try:
+        return reader.config(root, base_dir or os.getcwd())
+    except RecursionError:
+        raise reader.error("invalid YAML: nested too deeply", None, None) from None
 
 
 _TOP_KEYS = ("name", "cpp_class", "feeds", "fetches", "variables", "bound")

@@ -7,57 +7,81 @@ holds its value, so references by name (config fetches) can follow.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Iterator
+
 from ..hlo.ir import Computation, Instruction, Module
 from .order import name_maker, topo_order
 
 INLINED = ("call", "fusion")
+MAX_PREFIX = 64  # deeper call chains name spliced instructions after their innermost call only
+
+
+@dataclass(slots=True)
+class _Frame:
+    """A computation being spliced: what is left of its body, its names in the output,
+    the call instruction it replaces (None at the top) and the prefix of its new names."""
+    body: Iterator[Instruction]
+    subst: dict[str, str]
+    site: Instruction | None
+    prefix: str
 
 
 def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
     unique = name_maker(m)
-    done: dict[str, Computation] = {}
     renamed: dict[str, str] = {}
+    orders: dict[str, list[Instruction]] = {}
 
-    def expand(comp: Computation, at_entry: bool) -> Computation:
+    def order(name: str) -> list[Instruction]:
+        if name not in orders:
+            orders[name] = topo_order(m.computation(name))
+        return orders[name]
+
+    def expand(comp: Computation) -> Computation:
+        """`comp` with every call spliced in, nested calls too: a walk with an explicit
+        stack of callee frames, so the depth of nesting costs no Python recursion and the
+        work is the size of what comes out."""
         out: list[Instruction] = []
-        subst: dict[str, str] = {}
-        for ins in topo_order(comp):
-            ins = ins.with_(operands=tuple(subst.get(o, o) for o in ins.operands))
-            if ins.opcode not in INLINED:
-                out.append(ins)
+        top = _Frame(iter(order(comp.name)), {}, None, "")
+        frames = [top]
+        while frames:
+            f = frames[-1]
+            ins = next(f.body, None)
+            if ins is None:  # a callee is done: its call's value is the callee's root
+                frames.pop()
+                if f.site is not None:
+                    callee_root = f.subst[m.computation(f.site.called_computations()[0]).root]
+                    frames[-1].subst[f.site.name] = callee_root
+                    if frames[-1] is top and comp.is_entry:
+                        renamed[f.site.name] = callee_root
                 continue
-            callee = expand(m.computation(ins.called_computations()[0]), False)
-            rename: dict[str, str] = {}
-            for ci in callee.instructions:
-                if ci.opcode == "parameter":
-                    rename[ci.name] = ins.operands[ci.parameter_number]
-                    continue
-                new = unique(f"{ins.name}.{ci.name}")
-                rename[ci.name] = new
-                out.append(ci.with_(name=new, operands=tuple(rename[o] for o in ci.operands)))
-            subst[ins.name] = rename[callee.root]
-            if at_entry:
-                renamed[ins.name] = rename[callee.root]
-        root = subst.get(comp.root, comp.root)
+            ops = tuple(f.subst.get(o, o) for o in ins.operands)
+            if ins.opcode in INLINED:
+                callee = ins.called_computations()[0]
+                params = {ci.name: ops[ci.parameter_number] for ci in order(callee) if ci.opcode == "parameter"}
+                prefix = f"{f.prefix}{ins.name}."  # the chain of call sites, while it reads
+                frames.append(_Frame(iter(order(callee)), params, ins,
+                                     prefix if len(prefix) <= MAX_PREFIX else f"{ins.name}."))
+                continue
+            if f is top:
+                out.append(ins.with_(operands=ops))
+            elif ins.opcode != "parameter":
+                new = unique(f"{f.prefix}{ins.name}")
+                f.subst[ins.name] = new
+                out.append(ins.with_(name=new, operands=ops))
+        root = top.subst.get(comp.root, comp.root)
         return Computation(comp.name, tuple(out), root, comp.is_entry, comp.has_signature, comp.loc)
 
-    comps = []
-    for c in m.computations:
-        if c.name not in done:
-            done[c.name] = expand(c, c.is_entry)
-        comps.append(done[c.name])
-    # drop computations only reachable through the inlined calls
-    used = {m.entry}
-    for c in comps:
-        for i in c.instructions:
-            used.update(i.called_computations())
-    reach, todo = set(), [m.entry]
-    by_name = {c.name: c for c in comps}
+    # expand only what stays: the entry, and what the kept instructions still call
+    # (reducers, comparators, loop and branch bodies); computations reached only through
+    # the inlined calls go
+    done: dict[str, Computation] = {}
+    todo = [m.entry]
     while todo:
-        n = todo.pop()
-        if n in reach:
+        name = todo.pop()
+        if name in done:
             continue
-        reach.add(n)
-        for i in by_name[n].instructions:
-            todo.extend(i.called_computations())
-    return m.with_computations(tuple(c for c in comps if c.name in reach)), renamed
+        done[name] = expand(m.computation(name))
+        for ins in done[name].instructions:
+            todo.extend(ins.called_computations())
+    return m.with_computations(tuple(done[c.name] for c in m.computations if c.name in done)), renamed

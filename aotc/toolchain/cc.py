@@ -6,9 +6,10 @@ compile / link / archive steps, turning every failure into one `AotcError`
 carrying the command and the compiler's (trimmed) output. It does not decide
 which flags a model needs; `build.py` and `runner.py` do.
 
-Discovery order: the caller's `cc` (from --cc or $CC; used only when it builds
-for the target, checked with `-dumpmachine` — a Clang is pointed at the target
-with `--target=`), `<triple>-gcc` (and plain `gcc`/`cc` for host targets), an
+A compiler the user names (`--cc`, or `cc` in the Python API) is used, or it is
+an error saying why: it is never silently replaced. Otherwise the discovery
+order is: $CC (used only when it builds for the target, checked with
+`-dumpmachine` — a Clang is pointed at the target with `--target=`), `<triple>-gcc` (and plain `gcc`/`cc` for host targets), an
 Android NDK `<triple><api>-clang`, `clang --target=<triple>` (retried with
 `-fuse-ld=lld`), and `python -m ziglang cc -target <zig triple>` (the optional
 `ziglang` pip package). Probe results are cached for the life of the process.
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import AotcError
+from ..errors import AotcError, ToolchainError
 from .targets import Target
 
 PROBE_TIMEOUT_S = 600  # zig builds the target's libc on first use (tens of seconds)
@@ -98,9 +99,19 @@ def zig_cc_argv() -> tuple[str, ...] | None:
 
 def find_toolchain(target: Target, cc: str | None = None) -> Toolchain:
     """The first working compiler for `target` in discovery order (see module doc)."""
-    key = (target, cc, os.environ.get("PATH", ""))
+    key = (target, cc, os.environ.get("PATH", ""), os.environ.get("CC", ""))
     if key in _found_cache:
         return _found_cache[key]
+    if cc:  # named by the user: that compiler or an error, never another one
+        argv = tuple(shlex.split(cc))
+        if not argv:
+            raise AotcError("--cc: empty compiler command")
+        tc, why = _try_candidate(_Candidate(f"--cc '{cc}'", argv, _kind_of(argv), "--cc", check_machine=True),
+                                 target)
+        if tc is None:
+            raise ToolchainError(f"--cc '{cc}' cannot build for {target.triple}: {why}")
+        _found_cache[key] = tc
+        return tc
     tried: list[str] = []
     for cand in _candidates(target, cc, tried):
         tc, why = _try_candidate(cand, target)
@@ -109,7 +120,7 @@ def find_toolchain(target: Target, cc: str | None = None) -> Toolchain:
             _found_cache[key] = tc
             return tc
         tried.append(f"{cand.label}: {why}")
-    raise AotcError(_not_found_message(target, tried))
+    raise ToolchainError(_not_found_message(target, tried))
 
 
 def static_variant(tc: Toolchain) -> Toolchain:
@@ -169,12 +180,12 @@ def run_tool(cmd: Sequence[str], what: str, timeout: float | None = None) -> str
         proc = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, errors="replace", timeout=timeout)
     except FileNotFoundError:
-        raise AotcError(f"{what}: '{cmd[0]}' was not found\n  $ {shlex.join(cmd)}") from None
+        raise ToolchainError(f"{what}: '{cmd[0]}' was not found\n  $ {shlex.join(cmd)}") from None
     except subprocess.TimeoutExpired:
-        raise AotcError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
+        raise ToolchainError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
     if proc.returncode != 0:
         out = trim_output(proc.stderr + proc.stdout)
-        raise AotcError(f"{what} failed (exit {proc.returncode})\n  $ {shlex.join(cmd)}"
+        raise ToolchainError(f"{what} failed (exit {proc.returncode})\n  $ {shlex.join(cmd)}"
                         + (f"\n{out}" if out else ""))
     return proc.stdout
 
@@ -199,11 +210,10 @@ def _paths(p) -> list[str]:
 # ----------------------------------------------------------------------------- discovery
 
 def _candidates(target: Target, cc: str | None, tried: list[str]) -> Iterable[_Candidate]:
-    if cc:
-        argv = tuple(shlex.split(cc))
-        if argv:
-            yield _Candidate(f"cc '{cc}' (from --cc or $CC)", argv, _kind_of(argv), "--cc/$CC",
-                             check_machine=True)
+    env_cc = os.environ.get("CC", "")
+    if not cc and shlex.split(env_cc):  # $CC, when it builds for the target
+        yield _Candidate(f"cc '{env_cc}' (from $CC)", tuple(shlex.split(env_cc)), _kind_of(tuple(shlex.split(env_cc))),
+                         "$CC", check_machine=True)
     prefix = target.gnu_prefix
     yield _Candidate(f"{prefix}-gcc", (f"{prefix}-gcc",), "gcc", "PATH")
     if target.runs_on_host:

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import AotcError
+from ..errors import AotcError, ToolchainError
 from ..options import CompileOptions
 from . import cc
 from .build import base_cflags
@@ -106,11 +106,11 @@ def runner_command(runner_path: str | os.PathLike, target: Target) -> list[str]:
         return [path]
     if target.emulator:
         if shutil.which(target.emulator[0]) is None:
-            raise AotcError(f"running {target.triple} programs here needs {target.emulator[0]}, "
+            raise ToolchainError(f"running {target.triple} programs here needs {target.emulator[0]}, "
                             f"which is not installed; install it with `apt-get install qemu-user` "
                             f"(Debian/Ubuntu) or your system's qemu-user package")
         return [*target.emulator, path]
-    raise AotcError(f"cannot run {target.triple} programs on this {host_triple()} machine "
+    raise ToolchainError(f"cannot run {target.triple} programs on this {host_triple()} machine "
                     f"(no emulator for {target.os}); copy the library to a {target.triple} "
                     f"device instead")
 

@@ -128,12 +128,12 @@ def test_malformed_config(tmp_path):
 
 def test_unreadable_files(tmp_path):
     missing = tmp_path / "missing.hlo"
-    assert one_error(run("info", str(missing))) == f"{missing}: error: cannot read: No such file or directory"
+    assert one_error(run("info", str(missing))) == f"{missing}: error: cannot read model: No such file or directory"
     line = one_error(run("info", str(CORPUS / "tf_matmul" / "model.hlo"), "-c", str(tmp_path / "none.yaml")))
     assert line == f"{tmp_path / 'none.yaml'}: error: cannot read config: No such file or directory"
     line = one_error(run("info", GRAPHSAGE, "--bind-constants", str(tmp_path / "none.npz")))
     assert line == f"{tmp_path / 'none.npz'}: error: cannot read: No such file or directory"
-    assert one_error(run("info", str(tmp_path))).startswith(f"{tmp_path}: error: cannot read: ")
+    assert one_error(run("info", str(tmp_path))).startswith(f"{tmp_path}: error: cannot read model: a directory")
 
 
 def test_info_with_bound_parameter(tmp_path):

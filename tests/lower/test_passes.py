@@ -2,7 +2,7 @@
 from aotc.frontend import parse_hlo
 from aotc.lower.delayout import remove_layouts
 from aotc.lower.fusion import plan_fusion
-from aotc.lower.inline import inline_calls
+from aotc.lower.inline import MAX_PREFIX, inline_calls
 from aotc.lower.order import topo_order
 from aotc.lower.simplify import simplify
 
@@ -109,3 +109,25 @@ ENTRY main {
 """
     comp = parse_hlo(text).entry_computation
     assert [i.name for i in topo_order(comp)] == ["a", "b", "r"]
+
+
+def _nested_calls(depth: int) -> str:
+    out = ["HloModule nest", "", "f0 {", "  p0 = f32[4] parameter(0)", "  ROOT r0 = f32[4] negate(p0)", "}"]
+    for k in range(1, depth):
+        out += [f"f{k} {{", f"  p{k} = f32[4] parameter(0)", f"  ROOT r{k} = f32[4] call(p{k}), to_apply=f{k - 1}",
+                "}"]
+    out += ["ENTRY main {", "  x = f32[4] parameter(0)", f"  ROOT y = f32[4] call(x), to_apply=f{depth - 1}", "}"]
+    return "\n".join(out) + "\n"
+
+
+def test_inline_thousands_of_nested_calls_without_recursion():
+    """Each level is a frame on an explicit stack: no Python recursion, work linear in depth."""
+    m, renamed = inline_calls(parse_hlo(_nested_calls(3000)))
+    short, _ = inline_calls(parse_hlo(_nested_calls(3)))
+    assert short.entry_computation.root == "y.r2.r1.r0"  # shallow chains keep every call site
+    entry = m.entry_computation
+    assert [i.opcode for i in entry.instructions] == ["parameter", "negate"]
+    (neg,) = [i for i in entry.instructions if i.opcode == "negate"]
+    assert neg.operands == ("x",) and entry.root == neg.name == renamed["y"]
+    assert neg.name.endswith(".r2.r1.r0") and len(neg.name) <= MAX_PREFIX + 2  # names stay short
+    assert [c.name for c in m.computations] == ["main"]

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from aotc.errors import AotcError
+from aotc.errors import AotcError, ToolchainError
 from aotc.options import CompileOptions
 from aotc.toolchain import cc
 from aotc.toolchain.build import build_outputs, cache_dir, cached_build
@@ -64,6 +64,7 @@ def only_bin(tmp_path, monkeypatch):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     monkeypatch.setenv("PATH", str(bindir))
+    monkeypatch.delenv("CC", raising=False)
     monkeypatch.setattr(cc, "zig_cc_argv", lambda: None)
     return str(bindir)
 
@@ -83,8 +84,28 @@ def test_explicit_cc_comes_first(only_bin):
     wrapper(only_bin, f"{HOST.gnu_prefix}-gcc", REAL_GCC)
     mine = wrapper(only_bin, "mycc", REAL_GCC)
     tc = cc.find_toolchain(HOST, cc=mine)
-    assert tc.argv == (mine,) and tc.found_by == "--cc/$CC"
+    assert tc.argv == (mine,) and tc.found_by == "--cc"
     assert calls(mine) >= 2  # -dumpmachine, then the probe
+
+
+@needs_gcc
+def test_a_named_compiler_that_fails_is_an_error_not_replaced(only_bin):
+    wrapper(only_bin, "gcc", REAL_GCC)
+    broken(only_bin, "mycc")
+    with pytest.raises(ToolchainError) as e:
+        cc.find_toolchain(HOST, cc="mycc")
+    assert "--cc 'mycc' cannot build for" in str(e.value) and e.value.exit_code == 3
+
+
+@needs_gcc
+def test_cc_from_the_environment_is_tried_first_and_skipped_when_broken(only_bin, monkeypatch):
+    wrapper(only_bin, "gcc", REAL_GCC)
+    broken(only_bin, "envcc")
+    monkeypatch.setenv("CC", "envcc")
+    tc = cc.find_toolchain(HOST)
+    assert tc.argv == ("gcc",) and any("from $CC" in s for s in tc.skipped), tc.skipped
+    monkeypatch.setenv("CC", wrapper(only_bin, "goodcc", REAL_GCC))
+    assert cc.find_toolchain(HOST).found_by == "$CC"
 
 
 @needs_gcc
@@ -134,8 +155,7 @@ def test_explicit_clang_for_another_target_gets_target_flag(monkeypatch):
         tc = cc.find_toolchain(OTHER, cc="clang")
     except AotcError as e:
         pytest.skip(f"clang cannot link for {OTHER.triple} here: {e}")
-    if tc.found_by == "--cc/$CC":
-        assert tc.argv == ("clang", f"--target={OTHER.clang_triple}")
+    assert tc.found_by == "--cc" and tc.argv == ("clang", f"--target={OTHER.clang_triple}")
 
 
 def test_nothing_found_is_one_clear_error(only_bin):
@@ -248,7 +268,7 @@ def test_build_outputs_darwin_with_zig(tmp_path):
         pytest.skip(why)
     t = resolve_target("aarch64-apple-darwin")
     tc = cc.find_toolchain(t)
-    assert tc.kind == "zig" or tc.found_by == "--cc/$CC"
+    assert tc.kind == "zig" or tc.found_by == "$CC"
     out = build_outputs(TINY_C, tmp_path / "libtiny", t, CompileOptions(emit=("o", "so", "a")),
                         toolchain=tc)
     assert out["so"].endswith(".dylib")
