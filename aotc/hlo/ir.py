@@ -191,8 +191,8 @@ class Computation:
         """name -> names of instructions using it, in instruction order."""
         out: dict[str, list[str]] = {i.name: [] for i in self.instructions}
         for i in self.instructions:
-            for o in i.operands:
-                if o in out and i.name not in out[o]:
+            for o in dict.fromkeys(i.operands):  # each user once, in linear time
+                if o in out:
                     out[o].append(i.name)
         return out
 

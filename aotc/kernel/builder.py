@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction
-from ..hlo.shape import ShapeError, row_major_strides
+from ..hlo.shape import ArrayShape, ShapeError, row_major_strides
 from . import ir as K
 
 F32 = DTYPES["f32"]
@@ -75,6 +75,8 @@ class Index:
 
 
 _ATOMIC = (K.Var, K.Const)
+# the op trait (ops/rule.py KEEPS_INDEX) under which an op reads its operands at its own index
+KEEPS_INDEX = "keeps_index"
 
 
 class KernelBuilder:
@@ -241,12 +243,44 @@ class KernelBuilder:
                 return scope[key]
         if instr.name in self.fused:
             rule = self._rules(instr.opcode)
+            if KEEPS_INDEX in rule.traits:
+                self._same_index_operands_first(instr, idx)
             val = self.let(rule.elemental(self, instr, idx), "v_" + instr.name)
         else:
             buf = self.buffers[instr.name]
             val = self.let(load_value(buf.dtype, K.Load(buf, self.linear(idx))), "x_" + instr.name)
         self._scopes[-1][key] = val
         return val
+
+    def _same_index_operands_first(self, instr: Instruction, idx: Index) -> None:
+        """Compute the operands `instr` reads at `idx` itself, and theirs, deepest first with
+        an explicit stack, in the order the rules would ask for them: a chain of thousands
+        of fused elementwise ops then costs no Python recursion (each rule finds its
+        operands already computed). Only ops that read their operands at the output's own
+        index are looked through, so every value computed here is one the rules would
+        compute anyway, at an index in bounds, in the same order."""
+        dims = instr.array_shape.dims if isinstance(instr.shape, ArrayShape) else None
+        order: list[Instruction] = []
+        seen: set[str] = {instr.name}
+        stack = [(instr, False)]
+        while stack:
+            cur, expanded = stack.pop()
+            if expanded or cur is not instr and not self._looks_through(cur):
+                order.append(cur)
+                continue
+            stack.append((cur, True))
+            for o in reversed(dict.fromkeys(cur.operands)):  # operand 0 first, as the rules ask
+                op = self.producers[o]
+                if (o in seen or o in self.scalar_consts or not isinstance(op.shape, ArrayShape)
+                        or op.array_shape.dims != dims or any((o, idx.key()) in scope for scope in self._scopes)):
+                    continue
+                seen.add(o)
+                stack.append((op, False))
+        for op in order[:-1]:  # the last is `instr`
+            self.value(op, idx)
+
+    def _looks_through(self, instr: Instruction) -> bool:
+        return instr.name in self.fused and KEEPS_INDEX in self._rules(instr.opcode).traits
 
     def branch_value(self, ty: DType, arms: list[tuple[K.Expr | None, Callable[[], K.Expr]]], base: str) -> K.Var:
         """`if (c1) v = a1(); else if (c2) ... else v = an();` -- arms evaluated only when taken,

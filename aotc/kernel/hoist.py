@@ -49,39 +49,39 @@ def _split(loop: K.Loop) -> tuple[list[K.Stmt], K.Loop]:
     if loop.trip <= 0 or not body:
         return [], loop
     facts = [(_reads(s), _writes(s), _defines(s)) for s in body]
-    local = {d for _, _, ds in facts for d in ds if not isinstance(_first(body, d), K.Let)}
+    first: dict[str, K.Stmt] = {}
+    for st, (_, _, ds) in zip(body, facts):
+        for d in ds:
+            first.setdefault(d, st)
+    local = {d for d, st in first.items() if not isinstance(st, K.Let)}
     moved = [not (w - local) for _, w, _ in facts]
-    while True:
-        stay = [i for i, m in enumerate(moved) if not m]
-        variant = {loop.var.name}
-        for i in stay:
-            variant |= facts[i][1] | facts[i][2]
-        stored = {n for _, w, _ in facts for n in w if n not in local}
+    stored = {n for _, w, _ in facts for n in w if n not in local}
+    loads_global = [{n for n in r if n not in local and _is_buffer(body[i], n)} for i, (r, _, _) in enumerate(facts)]
+    # the greatest set of movable statements: a statement stays when it depends on the loop
+    # or on what stays, or would be overwritten or read early by what stays. Statements
+    # only ever change from moving to staying, so passes in order (each seeing the flips
+    # before it) reach the fixpoint in a few passes whatever the body's length.
+    again = True
+    while again:
         again = False
-        for i, (r, w, d) in enumerate(facts):
+        variant = {loop.var.name}
+        for i, (_, w, d) in enumerate(facts):
             if not moved[i]:
-                continue
-            early_readers = set().union(*(facts[j][0] for j in stay if j < i))
-            loads_global = {n for n in r if n not in local and _is_buffer(body[i], n)}
-            bad = (r & variant or w & variant or d & variant or w & early_readers
-                   or (loads_global and (_MEMORY in stored or loads_global & stored)))
-            if bad:
+                variant |= w | d
+        early_readers: set[str] = set()
+        for i, (r, w, d) in enumerate(facts):
+            if moved[i] and (r & variant or w & variant or d & variant or w & early_readers
+                             or (loads_global[i] and (_MEMORY in stored or loads_global[i] & stored))):
                 moved[i] = False
                 again = True
-        if not again:
-            break
+                variant |= w | d
+            if not moved[i]:
+                early_readers |= r
     if not any(moved):
         return [], loop
     out = [s for s, m in zip(body, moved) if m]
     kept = tuple(s for s, m in zip(body, moved) if not m)
     return out, K.Loop(loop.var, loop.start, loop.stop, kept, loop.step, loop.marks)
-
-
-def _first(body, name: str) -> K.Stmt | None:
-    for s in body:
-        if name in _defines(s):
-            return s
-    return None
 
 
 def _defines(s: K.Stmt) -> set[str]:

@@ -119,6 +119,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             last_read[base_key(n)] = step
     pinned = {base_key(_key(n, idx)) for n, idx in fetch_refs} | {base_key(_key(n, idx)) for _, (n, idx) in var_refs}
     kernels: list[Kernel] = []
+    position = {i.name: k for k, i in enumerate(comp.instructions)}  # provenance in source order
     uses: dict[str, list[int]] = {}
     scratch_size: dict[str, int] = {}
     for step, kname in enumerate(fplan.order):
@@ -164,7 +165,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             params += [(slots.info[k]["cname"], True) for k in outs_keys]
         if scratch:
             params.append((scratch, True))
-        prov = tuple(sorted(fused, key=lambda x: [i.name for i in comp.instructions].index(x))) + (kname,)
+        prov = tuple(sorted(fused, key=position.__getitem__)) + (kname,)
         kernels.append(Kernel(names.kernel(name, kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
 
     # 4. copies into results that no kernel wrote in place, then variable write-backs
