@@ -15,7 +15,7 @@ from .emit_c.header import emit_header
 from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
 from .frontend import decode_hlo, parse_hlo
-from .frontend.config import identifier_problem, load_config
+from .frontend.config import load_config, prefix_problem
 from .frontend.files import read_input
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
@@ -69,7 +69,7 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
 def default_name(out: str | None, fe: Frontend, options: CompileOptions) -> str:
     """C prefix: --name, else the config's `name`, else the -o basename without `lib`."""
     if options.name:
-        bad = identifier_problem(options.name)
+        bad = prefix_problem(options.name)
         if bad:
             raise AotcError(f"--name: {bad}")
         return options.name
@@ -80,7 +80,7 @@ def default_name(out: str | None, fe: Frontend, options: CompileOptions) -> str:
     if base.startswith("lib") and len(base) > 3:
         base = base[3:]
     base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "model"
-    if base[0].isdigit() or identifier_problem(base):
+    if base[0].isdigit() or prefix_problem(base):
         base = "m_" + base
     return base
 

@@ -139,6 +139,37 @@ def identifier_problem(name: str) -> str | None:
     return None
 
 
+# The functions a model's prefix P gets (P_create, P_run, ...), and the C library, POSIX
+# threads and C11 threads functions one of them would be for some prefix: a model named
+# `pthread` would define pthread_create.
+API_SUFFIXES = ("create", "destroy", "run", "run_with", "error_msg", "set_num_threads", "set_parallel_for",
+                "arg_data", "set_arg_data", "result_data", "set_result_data", "set_arena", "lookup_arg_index",
+                "lookup_result_index", "arg_name", "arg_type", "arg_rank", "arg_dims", "arg_bytes",
+                "arg_is_variable", "result_name", "result_type", "result_rank", "result_dims", "result_bytes",
+                "instance", "alloc_mode", "parallel_for_fn")
+SYSTEM_SYMBOLS = frozenset((
+    "pthread_create pthread_key_create pthread_attr_destroy pthread_mutex_destroy pthread_mutexattr_destroy "
+    "pthread_cond_destroy pthread_condattr_destroy pthread_rwlock_destroy pthread_rwlockattr_destroy "
+    "pthread_barrier_destroy pthread_barrierattr_destroy pthread_spin_destroy sem_destroy timer_create "
+    "thrd_create mtx_destroy cnd_destroy tss_create posix_spawnattr_destroy posix_spawn_file_actions_destroy "
+    "pthread_attr_destroy").split())
+
+
+def prefix_problem(name: str) -> str | None:
+    """Why `name` cannot prefix a model's C symbols (P_create, P_instance, ...), or None."""
+    bad = identifier_problem(name)
+    if bad:
+        return bad
+    if name.startswith("_"):
+        return f"'{name}' begins with an underscore (reserved for the C implementation)"
+    if name.lower().startswith("aotc"):
+        return f"'{name}' would clash with the embedded runtime's aotc_* names"
+    clash = sorted(f"{name}_{s}" for s in API_SUFFIXES if f"{name}_{s}" in SYSTEM_SYMBOLS)
+    if clash:
+        return f"'{name}' would define {clash[0]}, a C library function"
+    return None
+
+
 # ---------------------------------------------------------------- loading
 
 
@@ -310,6 +341,8 @@ class _Reader:
     def config(self, root: Node, base_dir: str) -> Config:
         top = self.mapping(root, "", _TOP_KEYS, "the config")
         name = self.identifier(top["name"], "name") if "name" in top else None
+        if name is not None and prefix_problem(name):
+            raise self.error(prefix_problem(name), "name", self.loc(top["name"]))
         cpp_class = self.cpp_class(top["cpp_class"]) if "cpp_class" in top else None
         feeds = self.feeds(top["feeds"]) if "feeds" in top else None
         fetches = self.fetches(top["fetches"]) if "fetches" in top else None

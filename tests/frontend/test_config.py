@@ -235,3 +235,34 @@ def test_corpus_config_resolves(case, form):
         assert fetch.instruction == module.entry_computation.root
     donated = set(meta.get("donate_argnums", []))
     assert {f.param_number for f in sig.feeds if f.kind == "variable"} == donated
+
+
+@pytest.mark.parametrize("name,why", [
+    ("pthread", "would define pthread_create, a C library function"),
+    ("sem", "would define sem_destroy, a C library function"),
+    ("thrd", "would define thrd_create"),
+    ("aotc_pool", "clash with the embedded runtime"),
+    ("AOTCnet", "clash with the embedded runtime"),
+    ("_model", "begins with an underscore"),
+    ("int", "is a C/C++ keyword"),
+])
+def test_model_names_that_would_clash_in_c_are_refused(name, why):
+    from aotc.frontend.config import prefix_problem
+    assert why in prefix_problem(name)
+    with pytest.raises(AotcError) as e:
+        parse_config(f"name: {name}\n", "cfg.yaml")
+    assert why in e.value.format() and "cfg.yaml:1:7" in e.value.format()
+
+
+@pytest.mark.parametrize("name", ["model", "mobilenet", "pthread_pool_model", "semantic", "tokenizer"])
+def test_ordinary_model_names_are_kept(name):
+    from aotc.frontend.config import prefix_problem
+    assert prefix_problem(name) is None
+
+
+def test_a_clashing_name_from_the_output_file_gets_a_prefix():
+    from aotc import driver
+    from aotc.options import CompileOptions
+    fe = driver.frontend("m.hlo", None, CompileOptions(),
+                         text="HloModule m\n\nENTRY e {\n  ROOT x = f32[2] parameter(0)\n}\n")
+    assert driver.default_name("build/libpthread", fe, CompileOptions()) == "m_pthread"
