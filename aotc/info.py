@@ -20,6 +20,7 @@ from .hlo.shape import ArrayShape, leaves
 from .lower.pipeline import lower
 from .ops import registry
 from .options import CompileOptions
+from .hlo.opcodes import Op
 
 
 def load_model(path: str, config_path: str | None = None, elided: str = "error",
@@ -45,7 +46,7 @@ def build_report(model: Frontend) -> dict[str, Any]:
     constant_bytes = 0
     for _, instr in module.instructions():
         counts[instr.opcode] = counts.get(instr.opcode, 0) + 1
-        if instr.opcode == "constant":
+        if instr.opcode == Op.CONSTANT:
             constant_bytes += sum(leaf.nbytes for _, leaf in leaves(instr.shape))
     return {
         "model": model.path,

@@ -108,3 +108,40 @@ def test_no_c_text_outside_the_printer():
                     and _C_TEXT.search(node.value)):
                 bad.append(f"{rel}:{node.lineno}: {node.value[:60]!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_opcodes_are_enum_members_outside_the_table_and_the_op_definitions():
+    """Opcodes are `Op` members (hlo/opcodes.py): outside the table and the op definitions
+    (aotc/ops/), no opcode is compared with a string and no list of spellings classifies
+    ops (a classification is a trait of the op or a fact of the table)."""
+    from aotc.hlo.opcodes import OPCODES
+
+    compare = re.compile(r'\bopcode\s*(?:==|!=)\s*"([a-z0-9-]+)"|\bopcode\s+(?:not\s+)?in\s+[\(\{\[]\s*"([a-z0-9-]+)"')
+    group = re.compile(r'[\(\{\[]((?:\s*"[a-z0-9-]+"\s*(?::[^,\}\n]+)?,\s*)+"[a-z0-9-]+"\s*(?::[^,\}\n]+)?,?\s*)[\)\}\]]')
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG.parent).as_posix()
+        if rel.startswith("aotc/ops/") or rel == "aotc/hlo/opcodes.py":
+            continue
+        text = path.read_text()
+        for m in compare.finditer(text):
+            if (m.group(1) or m.group(2)) in OPCODES:
+                bad.append(f"{rel}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}")
+        for m in group.finditer(text):
+            items = re.findall(r'"([a-z0-9-]+)"', m.group(1))
+            if all(i in OPCODES for i in items):
+                bad.append(f"{rel}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)[:60]}")
+    assert not bad, "opcode spellings outside the table and the op definitions:\n" + "\n".join(bad)
+
+
+def test_every_instruction_carries_an_op_member():
+    from aotc.frontend import parse_hlo
+    from aotc.hlo.ir import Instruction
+    from aotc.hlo.opcodes import Op
+    from aotc.hlo.dtypes import DTYPES
+    from aotc.hlo.shape import ArrayShape
+
+    m = parse_hlo("HloModule m\n\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x)\n}\n")
+    assert all(type(i.opcode) is Op for _, i in m.instructions())
+    made = Instruction("z", "reduce-window", ArrayShape(DTYPES["f32"], ()))  # made by a pass, from a spelling
+    assert made.opcode is Op.REDUCE_WINDOW and made.opcode == "reduce-window"

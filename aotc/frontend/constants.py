@@ -18,6 +18,7 @@ from ..errors import AotcError, located
 from ..hlo.dtypes import DType, from_numpy
 from ..hlo.ir import Instruction, Literal, Module
 from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.opcodes import Op
 
 MODES = ("error", "zeros", "random")
 
@@ -25,7 +26,7 @@ MODES = ("error", "zeros", "random")
 def elided_constants(module: Module) -> list[Instruction]:
     """Every constant instruction whose literal was elided, in source order."""
     return [i for _, i in module.instructions()
-            if i.opcode == "constant" and i.literal is not None and i.literal.elided]
+            if i.opcode == Op.CONSTANT and i.literal is not None and i.literal.elided]
 
 
 def resolve_constants(module: Module, mode: str = "error", bind: str | None = None,
@@ -57,7 +58,7 @@ def resolve_constants(module: Module, mode: str = "error", bind: str | None = No
         return module
     comps = tuple(
         dataclasses.replace(c, instructions=tuple(
-            i.with_(literal=values[i.name]) if i.name in values and i.opcode == "constant" else i
+            i.with_(literal=values[i.name]) if i.name in values and i.opcode == Op.CONSTANT else i
             for i in c.instructions))
         for c in module.computations)
     return module.with_computations(comps)

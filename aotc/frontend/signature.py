@@ -19,6 +19,7 @@ from ..hlo.ir import Computation, Instruction, Module, Raw
 from ..hlo.shape import ArrayShape, Shape, TupleShape, leaves, subshape
 from .config import C_KEYWORDS, Config, Id, Spot
 from .constants import as_dtype, describe, read_npz
+from ..hlo.opcodes import Op
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +194,7 @@ class _Resolver:
             return self.params[ident]
         if self.entry.has(ident):
             instr = self.entry.get(ident)
-            if instr.opcode != "parameter":
+            if instr.opcode != Op.PARAMETER:
                 raise self.fail(f"{ident} is not a parameter of ENTRY {self.entry.name} (it is a {instr.opcode})",
                                 spot, "id")
             return instr
@@ -249,7 +250,7 @@ class _Resolver:
             return self.root_index(ident, spot, "update")
         if ident == self.root.name:
             return ()
-        if self.root.opcode == "tuple" and ident in self.root.operands:
+        if self.root.opcode == Op.TUPLE and ident in self.root.operands:
             return (self.root.operands.index(ident),)
         self.instruction(ident, spot, "update")
         raise self.fail(f"{ident} is not an output of ROOT {self.root.name}; only outputs can update a variable",
@@ -385,7 +386,7 @@ class _Resolver:
         """The HLO name a root output is derived from: the tuple operand that produces it."""
         instr = self.root
         rest = index
-        while rest and instr.opcode == "tuple" and self.entry.has(instr.operands[rest[0]]):
+        while rest and instr.opcode == Op.TUPLE and self.entry.has(instr.operands[rest[0]]):
             instr = self.entry.get(instr.operands[rest[0]])
             rest = rest[1:]
         return instr.name + "".join(f"_{i}" for i in rest)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from .shape import ArrayShape, Shape
+from .opcodes import Op
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +115,17 @@ class Alias:
 @dataclass(frozen=True, slots=True)
 class Instruction:
     name: str
-    opcode: str
+    opcode: Op
     shape: Shape
     operands: tuple[str, ...] = ()
     attrs: tuple[tuple[str, Any], ...] = ()  # in source order
     literal: Literal | None = None  # constants only
     parameter_number: int | None = None  # parameters only
     loc: Loc | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:  # every instruction carries an Op, however it was made
+        if type(self.opcode) is not Op:
+            object.__setattr__(self, "opcode", Op(self.opcode))
 
     def attr(self, key: str, default: Any = None) -> Any:
         for k, v in self.attrs:
@@ -184,7 +189,7 @@ class Computation:
     @property
     def parameters(self) -> tuple[Instruction, ...]:
         """Parameter instructions ordered by parameter number."""
-        ps = [i for i in self.instructions if i.opcode == "parameter"]
+        ps = [i for i in self.instructions if i.opcode == Op.PARAMETER]
         return tuple(sorted(ps, key=lambda i: i.parameter_number or 0))
 
     def users(self) -> dict[str, list[str]]:

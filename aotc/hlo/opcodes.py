@@ -1,11 +1,15 @@
-"""The opcode table: every opcode XLA prints, with its arity and category.
+"""The opcode table: every opcode XLA prints, with its arity, its category and
+whether it acts beyond its value; and `Op`, the enum of the spellings, made from
+the table (`Op.REDUCE_WINDOW == "reduce-window"`).
 
-The parser accepts exactly these spellings; whether aotc can compile an opcode
-is decided by the op-rule registry in `aotc.ops`, not here.
+The parser accepts exactly these spellings and gives instructions `Op` members;
+whether aotc can compile an opcode is decided by the op-rule registry in
+`aotc.ops`, not here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 VARIADIC = -1
 
@@ -65,7 +69,30 @@ _TABLE: list[Opcode] = [
     ),
 ]
 
+# ops whose every execution may act or give a fresh value (random numbers, I/O, custom
+# calls, collectives, control flow, ordering): never merged with an identical one
+_EFFECTS = frozenset((
+    "parameter rng rng-bit-generator rng-get-and-update-state custom-call infeed outfeed send send-done "
+    "recv recv-done after-all add-dependency domain opt-barrier while conditional call fusion all-reduce "
+    "all-reduce-start all-reduce-done all-gather all-gather-start all-gather-done all-to-all "
+    "collective-permute collective-permute-start collective-permute-done reduce-scatter partition-id "
+    "replica-id copy-start copy-done async-start async-update async-done").split())
+
 OPCODES: dict[str, Opcode] = {o.name: o for o in _TABLE}
+
+# the enum of the spellings: Op.ADD, Op.REDUCE_WINDOW, ... (a StrEnum: equal to the spelling)
+Op = StrEnum("Op", [(name.upper().replace("-", "_"), name) for name in OPCODES])
+Op.__doc__ = "An HLO opcode, by its spelling."
+
+
+def calls_inline(op: str) -> bool:
+    """Whether `op` is its called computation applied to its operands (call, fusion)."""
+    return op in ("call", "fusion")
+
+
+def has_effects(op: str) -> bool:
+    """Whether two identical instructions of `op` may still differ (or act): CSE keeps both."""
+    return op in _EFFECTS
 
 
 def opcode(name: str) -> Opcode:

@@ -29,6 +29,7 @@ from .ir import (
     Window,
 )
 from .shape import Shape, TupleShape
+from .opcodes import Op
 
 _BARE = re.compile(r"[A-Za-z_](?:[\w.]|-(?!>))*", re.A)
 _QUOTED_ATTRS = frozenset({"custom_call_target"})
@@ -106,9 +107,9 @@ def print_computation(c: Computation) -> str:
 
 
 def print_instruction(i: Instruction, is_root: bool = False) -> str:
-    if i.opcode == "parameter":
+    if i.opcode == Op.PARAMETER:
         operands = str(i.parameter_number if i.parameter_number is not None else 0)
-    elif i.opcode == "constant":
+    elif i.opcode == Op.CONSTANT:
         operands = print_literal(i.literal) if i.literal is not None else "{...}"
     else:
         operands = ", ".join("%" + o for o in i.operands)

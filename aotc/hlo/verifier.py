@@ -16,6 +16,7 @@ from ..errors import AotcError, located
 from .ir import COMPUTATION_ATTRS, COMPUTATION_LIST_ATTRS, Computation, Instruction, Loc, Module
 from .opcodes import OPCODES, VARIADIC
 from .shape import ArrayShape, Shape, ShapeError, TupleShape, leaves
+from .opcodes import Op
 
 # opcode -> its shape rule `(instr, operand shapes) -> shape` (raising ShapeError), or None
 ShapeRuleLookup = Callable[[str], Callable[[Instruction, list[Shape]], Shape] | None]
@@ -143,7 +144,7 @@ def _check_computation(module: Module, comp: Computation, owner: dict[str, str],
 
 def _check_parameters(comp: Computation, problems: _Problems, bad: set[str]) -> None:
     by_number: dict[int, Instruction] = {}
-    for p in (i for i in comp.instructions if i.opcode == "parameter"):
+    for p in (i for i in comp.instructions if i.opcode == Op.PARAMETER):
         n = p.parameter_number
         if n is None or n < 0:
             problems.add(f"parameter {p.name} has no valid parameter number", p.loc)
@@ -182,7 +183,7 @@ def _check_instruction(module: Module, comp: Computation, instr: Instruction,
         if not module.has_computation(callee):
             problems.add(f"{instr.name}: {key}={callee} names no computation", instr.loc)
             ok = False
-    if instr.opcode == "constant" and instr.literal is not None and not instr.literal.shape.same_logical(instr.shape):
+    if instr.opcode == Op.CONSTANT and instr.literal is not None and not instr.literal.shape.same_logical(instr.shape):
         problems.add(f"{instr.name}: literal of shape {instr.literal.shape.text(False)} "
                      f"does not match declared {instr.shape.text(False)}", instr.loc)
         ok = False
@@ -268,7 +269,7 @@ def _attribute_problem(instr: Instruction, shapes: list[Shape]) -> str | None:
             return (f"transpose dimensions={_braced(dims)} is not a permutation of 0..{rank - 1} "
                     f"for operand {first.text(False)}")
         return None
-    if op in ("reduce", "reverse", "sort", "concatenate", "map", "reduce-precision") and first is not None:
+    if op in (Op.REDUCE, Op.REVERSE, Op.SORT, Op.CONCATENATE, Op.MAP, Op.REDUCE_PRECISION) and first is not None:
         if instr.has_attr("dimensions"):
             return _dims_in_range(instr, "dimensions", _rank(first), "operand", first)
         return None
@@ -289,7 +290,7 @@ def _attribute_problem(instr: Instruction, shapes: list[Shape]) -> str | None:
                 if problem:
                     return problem
         return None
-    if op in ("gather", "scatter") and first is not None:
+    if op in (Op.GATHER, Op.SCATTER) and first is not None:
         keys = ("collapsed_slice_dims", "start_index_map", "operand_batching_dims") if op == "gather" else \
             ("inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims")
         for key in keys:
@@ -420,7 +421,7 @@ def _check_entry_layout(module: Module, problems: _Problems) -> None:
         return
     entry = module.entry_computation
     if module.entry_params is not None:
-        params = [i for i in entry.instructions if i.opcode == "parameter" and i.parameter_number is not None]
+        params = [i for i in entry.instructions if i.opcode == Op.PARAMETER and i.parameter_number is not None]
         if len(module.entry_params) != len(params):
             problems.add(f"entry_computation_layout has {len(module.entry_params)} parameter"
                          f"{'s' if len(module.entry_params) != 1 else ''} but ENTRY {entry.name} has {len(params)}",
@@ -464,7 +465,7 @@ def _check_aliases(module: Module, problems: _Problems) -> None:
         return
     entry = module.entry_computation
     loc = _comp_loc(entry)
-    params = {p.parameter_number: p for p in entry.instructions if p.opcode == "parameter"}
+    params = {p.parameter_number: p for p in entry.instructions if p.opcode == Op.PARAMETER}
     result = entry.root_instruction.shape if entry.has(entry.root) else None
     seen: set[tuple[int, ...]] = set()
     for a in module.aliases:
@@ -537,7 +538,7 @@ def _calling_convention_problem(module: Module, instr: Instruction, shapes: list
     callees = {k: module.computation(v) for k, v in instr.attrs
                if isinstance(v, str) and k in ("to_apply", "calls", "condition", "body", "select", "scatter",
                                                "true_computation", "false_computation")}
-    if op in ("call", "fusion"):
+    if op in (Op.CALL, Op.FUSION):
         key = "to_apply" if op == "call" else "calls"
         callee = callees.get(key)
         if callee is None:
@@ -593,18 +594,18 @@ def _calling_convention_problem(module: Module, instr: Instruction, shapes: list
     reducer = callees.get("to_apply")
     if reducer is not None:
         expected = {
-            "reduce": len(shapes),
-            "reduce-window": len(shapes),
-            "sort": 2 * len(shapes),
-            "map": len(shapes),
-            "scatter": 2 * ((len(shapes) - 1) // 2),
-            "all-reduce": 2,
-            "reduce-scatter": 2,
+            Op.REDUCE: len(shapes),
+            Op.REDUCE_WINDOW: len(shapes),
+            Op.SORT: 2 * len(shapes),
+            Op.MAP: len(shapes),
+            Op.SCATTER: 2 * ((len(shapes) - 1) // 2),
+            Op.ALL_REDUCE: 2,
+            Op.REDUCE_SCATTER: 2,
         }.get(op)
         if expected is not None:
             return _takes(instr, "to_apply", reducer, expected)
     if op == "select-and-scatter":
-        for key in ("select", "scatter"):
+        for key in (Op.SELECT, Op.SCATTER):
             callee = callees.get(key)
             if callee is not None:
                 problem = _takes(instr, key, callee, 2)

@@ -16,6 +16,7 @@ from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, ShapeError, row_major_strides
 from . import ir as K
+from ..hlo.opcodes import Op
 
 F32 = DTYPES["f32"]
 
@@ -114,7 +115,7 @@ class KernelBuilder:
     def leaves(self, name: str) -> list[K.Buf]:
         """Buffers of every array leaf of a (possibly tuple-valued) operand, in order."""
         ins = self.producers[name]
-        if ins.opcode == "tuple":
+        if ins.opcode == Op.TUPLE:
             return [b for o in ins.operands for b in self.leaves(o)]
         if f"{name}#0" in self.buffers:
             k, out = 0, []

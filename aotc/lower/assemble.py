@@ -22,6 +22,7 @@ from .memory_plan import Interval, assign_offsets, peak_live_bytes
 from .names import NameSupply
 from .program import ConstArray, Kernel, Port, Program, Slot
 from .subprogram import SubPrograms
+from ..hlo.opcodes import Op
 
 
 def _key(name: str, idx: tuple[int, ...]) -> str:
@@ -65,7 +66,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     subs = SubPrograms(m, name, target, source, source_text, names, lower_sub)
     scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
-    params = {p.name: p for p in comp.instructions if p.opcode == "parameter"}
+    params = {p.name: p for p in comp.instructions if p.opcode == Op.PARAMETER}
     feed_by_param = {f.hlo_name: k for k, f in enumerate(sig.feeds)}
 
     # 1. slots for parameters, constants and kernel outputs (views come after their base)
@@ -83,7 +84,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     view_base: dict[str, str] = {}
     for ins in comp.instructions:
         if roles[ins.name] == "view":
-            if ins.opcode == "get-tuple-element":
+            if ins.opcode == Op.GET_TUPLE_ELEMENT:
                 base = _key(ins.operands[0], (ins.attr("index"),))
             else:
                 base = view_base.get(ins.operands[0], ins.operands[0])

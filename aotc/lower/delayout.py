@@ -11,6 +11,7 @@ from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape
 from .order import name_maker
+from ..hlo.opcodes import Op
 
 
 def _major_to_minor(s: ArrayShape) -> tuple[int, ...]:
@@ -54,7 +55,7 @@ def remove_layouts(m: Module) -> Module:
     for c in m.computations:
         out: list[Instruction] = []
         for ins in c.instructions:
-            if ins.opcode == "bitcast" and isinstance(ins.shape, ArrayShape):
+            if ins.opcode == Op.BITCAST and isinstance(ins.shape, ArrayShape):
                 src = c.get(ins.operands[0]).shape
                 if isinstance(src, ArrayShape):
                     out.extend(_rewrite_bitcast(ins, src, unique))

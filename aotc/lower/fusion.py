@@ -20,6 +20,7 @@ from ..errors import located
 from ..hlo.ir import Computation
 from ..hlo.shape import ArrayShape
 from ..ops.registry import CHEAP, KEEPS_INDEX, has, rule
+from ..hlo.opcodes import Op
 
 
 
@@ -38,13 +39,13 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
     roles: dict[str, str] = {}
     for ins in order:
         r = rule(ins.opcode)
-        if ins.opcode == "parameter":
+        if ins.opcode == Op.PARAMETER:
             roles[ins.name] = "param"
-        elif ins.opcode == "constant":
+        elif ins.opcode == Op.CONSTANT:
             roles[ins.name] = "scalar" if isinstance(ins.shape, ArrayShape) and ins.shape.rank == 0 else "const"
-        elif ins.opcode == "get-tuple-element":
+        elif ins.opcode == Op.GET_TUPLE_ELEMENT:
             roles[ins.name] = "view"
-        elif ins.opcode == "tuple":
+        elif ins.opcode == Op.TUPLE:
             roles[ins.name] = "tuple"  # no buffer: its users see its elements' buffers
         elif r is None or (r.elemental is None and r.kernel is None):
             raise located(f"aotc cannot compile '{ins.opcode}' yet (instruction {ins.name})", ins.loc, source)
@@ -83,7 +84,7 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
         reach[n] = {n} if roles[n] != "fused" else roots
     # a materialized row-major reshape of a materialized value is a view of it
     for ins in order:
-        if (roles[ins.name] == "kernel" and ins.opcode in ("reshape", "copy") and ins.name not in live
+        if (roles[ins.name] == "kernel" and ins.opcode in (Op.RESHAPE, Op.COPY) and ins.name not in live
                 and roles[ins.operands[0]] in ("kernel", "param", "const", "view")):
             roles[ins.name] = "view"
     kernels = tuple(i.name for i in order if roles[i.name] == "kernel")
@@ -97,7 +98,7 @@ def _fuse_row_reductions(comp: Computation, roles: dict[str, str], users: dict[s
     broadcast back over the reduced dimensions, then elementwise on the full shape (so the
     consumer reads one reduced value per row and hoisting folds each row once)."""
     for ins in reversed(comp.instructions):  # consumers first: a fused fold may feed another
-        if ins.opcode != "reduce" or roles[ins.name] != "kernel" or ins.name in live or len(ins.operands) != 2:
+        if ins.opcode != Op.REDUCE or roles[ins.name] != "kernel" or ins.name in live or len(ins.operands) != 2:
             continue
         in_dims = comp.get(ins.operands[0]).array_shape.dims
         rdims = sorted(ins.attr("dimensions"))
@@ -127,18 +128,18 @@ def _row_consumer(comp, roles, users, name: str, kept: tuple[int, ...]) -> str |
         if not isinstance(ins.shape, ArrayShape):
             return None
         dims = ins.shape.dims
-        bdims = tuple(ins.attr("dimensions") or ()) if ins.opcode == "broadcast" else ()
-        if not expanded and ins.shape.size == size and ins.opcode in ("reshape", "copy", "broadcast"):
-            if ins.opcode == "broadcast" and list(bdims) != sorted(bdims):
+        bdims = tuple(ins.attr("dimensions") or ()) if ins.opcode == Op.BROADCAST else ()
+        if not expanded and ins.shape.size == size and ins.opcode in (Op.RESHAPE, Op.COPY, Op.BROADCAST):
+            if ins.opcode == Op.BROADCAST and list(bdims) != sorted(bdims):
                 return None  # same elements in another order
-        elif ins.opcode == "reduce" and expanded and roles[n] == "fused" and ins.shape.size == size:
+        elif ins.opcode == Op.REDUCE and expanded and roles[n] == "fused" and ins.shape.size == size:
             expanded = False  # a fused fold of the same rows: one value per row again
-        elif ins.opcode == "broadcast" and not expanded:
+        elif ins.opcode == Op.BROADCAST and not expanded:
             src = comp.get(ins.operands[0]).array_shape.dims
             if bdims != tuple(range(len(src))) or dims[:len(src)] != src:
                 return None
             expanded = True
-        elif not has(ins.opcode, KEEPS_INDEX) or (expanded and ins.opcode == "reshape"):
+        elif not has(ins.opcode, KEEPS_INDEX) or (expanded and ins.opcode == Op.RESHAPE):
             return None
         if roles[n] == "fused":
             todo.extend((u, expanded) for u in users[n])

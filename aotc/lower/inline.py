@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..hlo.ir import Computation, Instruction, Module
+from ..hlo.opcodes import calls_inline
 from .order import name_maker, topo_order
+from ..hlo.opcodes import Op
 
-INLINED = ("call", "fusion")
 MAX_PREFIX = 64  # deeper call chains name spliced instructions after their innermost call only
 
 
@@ -56,16 +57,16 @@ def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
                         renamed[f.site.name] = callee_root
                 continue
             ops = tuple(f.subst.get(o, o) for o in ins.operands)
-            if ins.opcode in INLINED:
+            if calls_inline(ins.opcode):
                 callee = ins.called_computations()[0]
-                params = {ci.name: ops[ci.parameter_number] for ci in order(callee) if ci.opcode == "parameter"}
+                params = {ci.name: ops[ci.parameter_number] for ci in order(callee) if ci.opcode == Op.PARAMETER}
                 prefix = f"{f.prefix}{ins.name}."  # the chain of call sites, while it reads
                 frames.append(_Frame(iter(order(callee)), params, ins,
                                      prefix if len(prefix) <= MAX_PREFIX else f"{ins.name}."))
                 continue
             if f is top:
                 out.append(ins.with_(operands=ops))
-            elif ins.opcode != "parameter":
+            elif ins.opcode != Op.PARAMETER:
                 new = unique(f"{f.prefix}{ins.name}")
                 f.subst[ins.name] = new
                 out.append(ins.with_(name=new, operands=ops))

@@ -15,6 +15,7 @@ from ..kernel import ir as K
 from ..kernel.builder import Index, KernelBuilder, compute_type, store_value
 from ..ops.registry import KEEPS_INDEX, rule
 from .names import NameSupply
+from ..hlo.opcodes import Op
 
 
 
@@ -73,14 +74,14 @@ class ScalarFunctions:
         pvars = [K.Var(f"p{p.parameter_number}", compute_type(p.array_shape.dtype)) for p in params]
         consts: dict[str, K.Expr] = {p.name: v for p, v in zip(params, pvars)}
         for i in comp.instructions:
-            if i.opcode == "constant" and isinstance(i.shape, ArrayShape) and i.shape.rank == 0:
+            if i.opcode == Op.CONSTANT and isinstance(i.shape, ArrayShape) and i.shape.rank == 0:
                 consts[i.name] = scalar_literal(i)
         fused = {i.name for i in comp.instructions if i.name not in consts}
         kb = KernelBuilder(fused, {i.name: i for i in comp.instructions}, {}, rule, consts)
         kb.scalar_function = self.get
         kb.scalar_computation = self.module.computation
         root = comp.root_instruction
-        outs = [comp.get(o) for o in root.operands] if root.opcode == "tuple" else [root]
+        outs = [comp.get(o) for o in root.operands] if root.opcode == Op.TUPLE else [root]
         vals = tuple(kb.value(o, Index(())) for o in outs)
         return K.Function(cname, tuple(pvars), kb.body(), vals, f"HLO computation {comp.name}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..hlo.ir import Computation, Module
 from ..ops.registry import IDENTITY, has
+from ..hlo.opcodes import Op
 
 ValueRef = tuple[str, tuple[int, ...]]
 
@@ -18,9 +19,9 @@ def resolve(comp: Computation, ref: ValueRef) -> ValueRef:
     name, idx = ref
     while True:
         ins = comp.get(name)
-        if ins.opcode == "tuple" and idx:
+        if ins.opcode == Op.TUPLE and idx:
             name, idx = ins.operands[idx[0]], idx[1:]
-        elif ins.opcode == "get-tuple-element":
+        elif ins.opcode == Op.GET_TUPLE_ELEMENT:
             name, idx = ins.operands[0], (ins.attr("index"),) + idx
         elif has(ins.opcode, IDENTITY):
             name = ins.operands[0]
@@ -37,7 +38,7 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
     for ins in entry.instructions:
         ops = tuple(subst.get(o, o) for o in ins.operands)
         ins = ins.with_(operands=ops)
-        if has(ins.opcode, IDENTITY) or (ins.opcode == "get-tuple-element"):
+        if has(ins.opcode, IDENTITY) or (ins.opcode == Op.GET_TUPLE_ELEMENT):
             target, idx = resolve(entry, (ins.name, ()))
             if not idx:
                 subst[ins.name] = target
@@ -52,8 +53,8 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
             continue
         keep.add(n)
         todo.extend(by_name[n].operands)
-    params = [i for i in out if i.opcode == "parameter"]
-    body = tuple(i for i in out if i.name in keep or i.opcode == "parameter")
+    params = [i for i in out if i.opcode == Op.PARAMETER]
+    body = tuple(i for i in out if i.name in keep or i.opcode == Op.PARAMETER)
     root = new_live[0][0] if new_live else (params[0].name if params else entry.root)
     comp = Computation(entry.name, body, root, True, entry.has_signature, entry.loc)
     comps = tuple(comp if c.name == entry.name else c for c in m.computations)

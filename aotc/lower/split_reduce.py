@@ -21,6 +21,7 @@ from ..hlo.shape import ArrayShape
 from ..ops.registry import has
 from ..ops.rule import ASSOCIATIVE
 from ..passes.rewrite import Graph, Names, op, sweep
+from ..hlo.opcodes import Op
 
 FEW_RESULTS = 16
 SPLIT_MIN = 1 << 18
@@ -29,7 +30,7 @@ CHUNKS = 16
 
 def split_large_reductions(m: Module) -> tuple[Module, bool]:
     def rule(g: Graph, names: Names, ins: Instruction) -> list[Instruction] | None:
-        if ins.opcode != "reduce" or len(ins.operands) != 2 or not _regroupable(m, ins.attr("to_apply")):
+        if ins.opcode != Op.REDUCE or len(ins.operands) != 2 or not _regroupable(m, ins.attr("to_apply")):
             return None
         x = g.get(ins.operands[0])
         if not isinstance(x.shape, ArrayShape):
@@ -65,7 +66,7 @@ def _regroupable(m: Module, reducer: str | None) -> bool:
         return False
     comp = m.computation(reducer)
     root = comp.get(comp.root)
-    params = {i.name for i in comp.instructions if i.opcode == "parameter"}
+    params = {i.name for i in comp.instructions if i.opcode == Op.PARAMETER}
     return (len(comp.instructions) == 3 and len(params) == 2 and set(root.operands) == params
             and has(root.opcode, ASSOCIATIVE))
 

@@ -12,6 +12,7 @@ from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, leaves
 from ..frontend.signature import Feed, Fetch, Signature
 from .names import NameSupply
+from ..hlo.opcodes import Op
 
 
 def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, ArrayShape]]]:
@@ -51,7 +52,7 @@ def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, 
             return t
 
         expand(p.name, p.shape)
-    body = [i for i in comp.instructions if i.opcode != "parameter"]
+    body = [i for i in comp.instructions if i.opcode != Op.PARAMETER]
     return Computation(comp.name, tuple(out + body), comp.root, True, comp.has_signature, comp.loc), params
 
 

@@ -13,6 +13,7 @@ from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from .rule import ASSOCIATIVE, KEEPS_INDEX, OpRule, ShapeError
+from ..hlo.opcodes import Op
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -251,9 +252,9 @@ def _compare_elem(ctx, instr: Instruction, idx) -> K.Expr:
 
 def _is_zero_constant(ctx, name: str) -> bool:
     ins = ctx.producers[name]
-    while ins.opcode in ("broadcast", "reshape", "copy", "convert") and ins.operands:
+    while ins.opcode in (Op.BROADCAST, Op.RESHAPE, Op.COPY, Op.CONVERT) and ins.operands:
         ins = ctx.producers[ins.operands[0]]
-    lit = ins.literal if ins.opcode == "constant" else None
+    lit = ins.literal if ins.opcode == Op.CONSTANT else None
     return lit is not None and lit.values is not None and not isinstance(lit.values, tuple) \
         and lit.values.size == 1 and float(lit.values.reshape(-1)[0]) == 0.0
 

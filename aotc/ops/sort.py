@@ -22,6 +22,7 @@ from ..kernel import ir as K
 from ..kernel.builder import load_value
 from .elementwise import _arr, suffix
 from .rule import OpRule, ShapeError
+from ..hlo.opcodes import Op
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -234,7 +235,7 @@ def _topk_k(instr: Instruction) -> int:
 
 def _topk_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     x = shapes[0]
-    if instr.opcode == "custom-call" and instr.attr("custom_call_target") != "TopK":
+    if instr.opcode == Op.CUSTOM_CALL and instr.attr("custom_call_target") != "TopK":
         return 0
     if not isinstance(x, ArrayShape) or not x.rank:
         return 0
@@ -266,7 +267,7 @@ def _emit_topk(kb, instr: Instruction, outs, less: Less) -> None:
 
 def _topk_kernel(kb, instr: Instruction, outs) -> None:
     dt = kb.producers[instr.operands[0]].array_shape.dtype
-    op = ">" if instr.opcode == "custom-call" or instr.attr("largest", True) else "<"
+    op = ">" if instr.opcode == Op.CUSTOM_CALL or instr.attr("largest", True) else "<"
 
     def key(e: K.Expr) -> K.Expr:
         v = _operand_value(kb, instr, 0, e)

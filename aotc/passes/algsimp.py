@@ -13,6 +13,7 @@ import numpy as np
 
 from ..hlo.ir import Instruction, Module
 from .rewrite import Graph, Names, broadcast, constant, is_constant, op, scalar_like, sweep
+from ..hlo.opcodes import Op
 
 # XLA:CPU computes bf16/f16 elementwise ops in f32 before these rewrites run (checked: x / 3 in
 # bf16 gives the bits of the f32 division rounded once), so only f32/f64 take them
@@ -46,7 +47,7 @@ def _is(g: Graph, name: str, opcode: str) -> Instruction | None:
 def _scalar_constant_value(g: Graph, name: str):
     """The value of a constant whose elements are all equal, or of a broadcast of one."""
     i = g.get(name)
-    if i.opcode == "broadcast":
+    if i.opcode == Op.BROADCAST:
         i = g.get(i.operands[0])
     if not is_constant(i) or i.literal.values.size == 0:
         return None
@@ -92,10 +93,10 @@ def _div_of_root(which: str, inverse: str):
 def _div_by_constant(g, names, ins):
     """A / C or A / broadcast(C), A not a constant => A * (1 / C), 1/C computed in the type."""
     a, b = ins.operands
-    if g.get(a).opcode == "constant" or ins.array_shape.dtype.name not in _FLOAT:
+    if g.get(a).opcode == Op.CONSTANT or ins.array_shape.dtype.name not in _FLOAT:
         return None
     bi = g.get(b)
-    c = g.get(bi.operands[0]) if bi.opcode == "broadcast" else bi
+    c = g.get(bi.operands[0]) if bi.opcode == Op.BROADCAST else bi
     if not is_constant(c):
         return None
     dt = c.array_shape.dtype.numpy
@@ -193,15 +194,15 @@ def _reassociate(opcode: str, broadcast_needs_nonconstant: bool):
     for add, a constant left operand is first moved to the right (Const + A => A + Const)."""
     def rule(g, names, ins):
         lhs, rhs = ins.operands
-        if opcode == "add" and g.get(lhs).opcode == "constant" and g.get(rhs).opcode != "constant":
+        if opcode == Op.ADD and g.get(lhs).opcode == Op.CONSTANT and g.get(rhs).opcode != Op.CONSTANT:
             return [op(ins.name, opcode, ins.shape, (rhs, lhs), ins)]
         inner = _is(g, lhs, opcode)
         if inner is None:
             return None
         a, c1 = inner.operands
-        plain = g.get(a).opcode != "constant" and is_constant(g.get(c1)) and is_constant(g.get(rhs))
+        plain = g.get(a).opcode != Op.CONSTANT and is_constant(g.get(c1)) and is_constant(g.get(rhs))
         s1, s2 = _constant_scalar_under_broadcast(g, c1), _constant_scalar_under_broadcast(g, rhs)
-        bcast = s1 is not None and s2 is not None and (not broadcast_needs_nonconstant or g.get(a).opcode != "constant")
+        bcast = s1 is not None and s2 is not None and (not broadcast_needs_nonconstant or g.get(a).opcode != Op.CONSTANT)
         if plain:
             k = op(names.fresh(ins.name + ".consts"), opcode, g.get(c1).shape, (c1, rhs), ins)
             return [k, op(ins.name, opcode, ins.shape, (a, k.name), ins)]
@@ -220,7 +221,7 @@ def _log_of_exp(g, names, ins):
 
 
 RULES = {
-    "divide": (_div_of_pow, _div_of_root("sqrt", "rsqrt"), _div_of_root("rsqrt", "sqrt"), _div_by_constant,
+    "divide": (_div_of_pow, _div_of_root(Op.SQRT, Op.RSQRT), _div_of_root(Op.RSQRT, Op.SQRT), _div_by_constant,
                _div_by_broadcast, _div_of_divs, _div_of_div, _div_by_div, _div_pred_by_scalar),
     "power": (_power_by_small_integer,),
     "add": (_reassociate("add", True),),

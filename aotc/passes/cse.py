@@ -9,16 +9,9 @@ are attributes that only describe provenance (metadata).
 from __future__ import annotations
 
 from ..hlo.ir import Instruction, Module
+from ..hlo.opcodes import has_effects
 from .rewrite import Graph, Names, sweep
 
-NEVER_MERGED = frozenset({
-    "parameter", "rng", "rng-bit-generator", "rng-get-and-update-state", "custom-call", "infeed",
-    "outfeed", "send", "send-done", "recv", "recv-done", "after-all", "add-dependency", "domain",
-    "opt-barrier", "while", "conditional", "call", "fusion", "all-reduce", "all-reduce-start",
-    "all-reduce-done", "all-gather", "all-gather-start", "all-gather-done", "all-to-all",
-    "collective-permute", "collective-permute-start", "collective-permute-done", "reduce-scatter",
-    "partition-id", "replica-id", "copy-start", "copy-done", "async-start", "async-update", "async-done",
-})
 PROVENANCE = frozenset({"metadata", "frontend_attributes", "statistics_viz", "origin"})
 
 
@@ -26,7 +19,7 @@ def eliminate_common_subexpressions(m: Module) -> tuple[Module, bool]:
     seen: dict[tuple, str] = {}
 
     def rule(g: Graph, names: Names, ins: Instruction) -> str | None:
-        if ins.opcode in NEVER_MERGED:
+        if has_effects(ins.opcode):
             return None
         key = (ins.opcode, ins.shape, ins.operands, _attrs(ins), ins.literal)
         first = seen.setdefault(key, ins.name)

@@ -17,6 +17,7 @@ import numpy as np
 from ..hlo.dtypes import DType
 from ..hlo.ir import Instruction, Module
 from .rewrite import Graph, Names, broadcast, constant, is_constant, sweep
+from ..hlo.opcodes import Op
 
 CAP_ELEMENTS = 1 << 16
 _F = ("f16", "bf16", "f32", "f64")
@@ -38,7 +39,7 @@ def value(g: Graph, name: str) -> np.ndarray | None:
     ins = g.get(name)
     if is_constant(ins):
         return ins.literal.values
-    if ins.opcode == "broadcast" and len(ins.operands) == 1:
+    if ins.opcode == Op.BROADCAST and len(ins.operands) == 1:
         a = value(g, ins.operands[0])
         if a is None:
             return None
@@ -48,7 +49,7 @@ def value(g: Graph, name: str) -> np.ndarray | None:
         for k, d in enumerate(dims):
             view[d] = a.shape[k]
         return np.broadcast_to(a.reshape(view), out)
-    if ins.opcode == "iota" and ins.array_shape.dtype.name in _F + _INT:
+    if ins.opcode == Op.IOTA and ins.array_shape.dtype.name in _F + _INT:
         shape = ins.array_shape
         d = ins.attr("iota_dimension", 0)
         view = [1] * shape.rank
@@ -90,7 +91,7 @@ def _affordable(g: Graph, ins: Instruction) -> bool:
 def _all_broadcasts_alike(g: Graph, ins: Instruction) -> bool:
     """Every operand is broadcast(constant) with the same dimensions and operand dims."""
     ops = [g.get(o) for o in ins.operands]
-    if not all(o.opcode == "broadcast" and is_constant(g.get(o.operands[0])) for o in ops):
+    if not all(o.opcode == Op.BROADCAST and is_constant(g.get(o.operands[0])) for o in ops):
         return False
     keys = {(o.attr("dimensions", ()), g.get(o.operands[0]).array_shape.dims) for o in ops}
     return len(keys) == 1
@@ -259,12 +260,12 @@ def _pad(ins, v, t):
     return out[crop]
 
 
-ELEMENTWISE = frozenset({"add", "subtract", "multiply", "divide", "negate", "abs", "maximum", "minimum",
-                         "sqrt", "rsqrt", "compare", "select", "and", "or", "xor", "not", "convert"})
+ELEMENTWISE = frozenset({Op.ADD, Op.SUBTRACT, Op.MULTIPLY, Op.DIVIDE, Op.NEGATE, Op.ABS, Op.MAXIMUM, Op.MINIMUM,
+                         Op.SQRT, Op.RSQRT, Op.COMPARE, Op.SELECT, Op.AND, Op.OR, Op.XOR, Op.NOT, Op.CONVERT})
 
 FOLDERS = {
-    "add": _add, "subtract": _sub, "multiply": _mul, "divide": _div, "negate": _neg, "abs": _abs,
-    "maximum": _minmax(np.maximum), "minimum": _minmax(np.minimum), "sqrt": _sqrt, "rsqrt": _rsqrt,
+    Op.ADD: _add, Op.SUBTRACT: _sub, Op.MULTIPLY: _mul, Op.DIVIDE: _div, Op.NEGATE: _neg, Op.ABS: _abs,
+    Op.MAXIMUM: _minmax(np.maximum), Op.MINIMUM: _minmax(np.minimum), "sqrt": _sqrt, "rsqrt": _rsqrt,
     "compare": _compare, "select": _select, "and": _bitwise(np.logical_and, np.bitwise_and),
     "or": _bitwise(np.logical_or, np.bitwise_or), "xor": _bitwise(np.logical_xor, np.bitwise_xor), "not": _not, "convert": _convert,
     "reshape": _reshape, "transpose": _transpose, "slice": _slice, "concatenate": _concatenate,

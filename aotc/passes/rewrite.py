@@ -16,6 +16,7 @@ import numpy as np
 
 from ..hlo.ir import Computation, Instruction, Literal, Module
 from ..hlo.shape import ArrayShape
+from ..hlo.opcodes import Op
 
 # what a rule returns: None (keep), a name (forward uses there), new instructions
 Outcome = Union[None, str, list[Instruction]]
@@ -92,7 +93,7 @@ def remove_dead(body: list[Instruction], root: str, comp: Computation) -> Comput
         if n not in keep:
             keep.add(n)
             todo.extend(by_name[n].operands)
-    kept = tuple(i for i in body if i.name in keep or i.opcode == "parameter")
+    kept = tuple(i for i in body if i.name in keep or i.opcode == Op.PARAMETER)
     return Computation(comp.name, kept, root, comp.is_entry, comp.has_signature, comp.loc)
 
 
@@ -133,5 +134,5 @@ def scalar_like(names: Names, like: Instruction, value, base: str) -> list[Instr
 
 def is_constant(ins: Instruction) -> bool:
     """A constant with an array value (not elided, not a tuple)."""
-    return (ins.opcode == "constant" and ins.literal is not None
+    return (ins.opcode == Op.CONSTANT and ins.literal is not None
             and isinstance(ins.literal.values, np.ndarray))
