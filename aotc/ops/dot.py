@@ -110,6 +110,8 @@ def gemm_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmPlan 
     n = _collapse(rhs.dims, rs, _free(rhs.rank, rb, rc))
     if m is None or ka is None or kb is None or n is None:
         return None
+    if 0 in (m[0], n[0], ka[0]):  # an empty product (or sum): the loop nest, no packing
+        return None
     return GemmPlan(tuple(lhs.dims[d] for d in lb), tuple(ls[d] for d in lb), tuple(rs[d] for d in rb),
                     m[0], n[0], ka[0], m[1], ka[1], kb[1], n[1])
 
