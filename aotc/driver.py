@@ -109,6 +109,9 @@ def _dump(stage: str, obj, dump_dir: str | None) -> None:
         text = print_module(obj)
     elif isinstance(obj, Program):
         text = describe_program(obj)
+    elif isinstance(obj, dict):  # sub-programs: computation -> Program
+        text = "".join(f"{c} -> {q.name}_execute: {len(q.kernels)} kernels, arena {q.arena_bytes} bytes\n"
+                       for c, q in sorted(obj.items())) or "(no control flow)\n"
     elif hasattr(obj, "roles"):
         text = "\n".join(f"{n} = {r}" for n, r in obj.roles.items()) + "\n"
     else:

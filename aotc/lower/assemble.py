@@ -21,7 +21,6 @@ from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body
 from .memory_plan import Interval, assign_offsets, peak_live_bytes
 from .names import NameSupply
 from .program import ConstArray, Kernel, Port, Program, Slot
-from .subprogram import SubPrograms
 from ..hlo.opcodes import Op
 
 
@@ -58,12 +57,12 @@ class _Slots:
 
 def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
-                  names: NameSupply, lower_sub) -> Program:
-    """`lower_sub` lowers a computation control flow runs (the pipeline's own `lower`)."""
+                  names: NameSupply, subprograms: dict) -> Program:
+    """`subprograms`: the Program of each computation the kernels run as control flow,
+    lowered before (lower/subprogram.py)."""
     roles = fplan.roles
     slots = _Slots(names.local())
     fns = ScalarFunctions(m, names)
-    subs = SubPrograms(m, name, target, source, source_text, names, lower_sub)
     scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == Op.PARAMETER}
@@ -145,7 +144,7 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
         try:
             body, fused, nbytes, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
-                                                          fns, scratch_buf, nbytes, subs.get)
+                                                          fns, scratch_buf, nbytes, subprograms.__getitem__)
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool)
@@ -218,9 +217,9 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     results = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, _key(*fetch_refs[j]))
                     for j, f in enumerate(sig.fetches))
     functions = tuple(fns.functions[k] for k in sorted(fns.functions))
-    subprograms = tuple(p for _, p in sorted(subs.programs.items()) if p is not None)
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
-                   tuple(consts), functions, arena, peak, sig.cpp_class, target, subprograms)
+                   tuple(consts), functions, arena, peak, sig.cpp_class, target,
+                   tuple(p for _, p in sorted(subprograms.items())))
 
 
 def _in_place_source(comp: Computation, ins, roles, slots: _Slots, base_key, last_read: dict[str, int],

@@ -18,9 +18,10 @@ from .order import topo_order
 from .program import Program
 from .simplify import simplify
 from .split_reduce import split_large_reductions
+from .subprogram import lower_control_flow
 
 SPLIT = (("split", split_large_reductions),)
-STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "split", "fusion", "program")
+STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "split", "fusion", "subprograms", "program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +32,11 @@ class LowerResult:
 
 
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
-          dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None) -> LowerResult:
-    """Lower `module` to the Program `name`; `names` is the supply of the whole .c file (a
-    sub-program shares its caller's; the top-level call creates it)."""
+          dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
+          programs: dict | None = None) -> LowerResult:
+    """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
+    `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
+    top-level call creates them)."""
     dump = dump or (lambda stage, obj: None)
     names = names or NameSupply(reserved=(f"{name}_execute",))
     m = bind_parameters(module, sig)                    # bound parameters become constants
@@ -57,9 +60,12 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     fplan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views
     dump("fusion", fplan)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
+    subs = lower_control_flow(m, entry, fplan.order, name, target, source, source_text, names,  # loop and
+                              {} if programs is None else programs, lower)                   # branch bodies
+    dump("subprograms", subs)
     program = build_program(m, entry, fplan, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
-                            lower_sub=lower)
+                            subprograms=subs)
     dump("program", program)
     return LowerResult(m, fplan, program)
 

@@ -1,4 +1,5 @@
-"""Sub-programs: computations that control flow (`while`, `conditional`) runs.
+"""Sub-programs: computations that control flow (`while`, `conditional`) runs, lowered
+in a stage of their own before the kernels that run them are built.
 
 Each such computation is lowered by the same pipeline into a `Program` of its
 own, with its tuple parameter flattened into array arguments and its root's
@@ -11,6 +12,7 @@ from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, leaves
 from ..frontend.signature import Feed, Fetch, Signature
+from ..ops.registry import rule
 from .names import NameSupply
 from ..hlo.opcodes import Op
 
@@ -56,42 +58,40 @@ def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, 
     return Computation(comp.name, tuple(out + body), comp.root, True, comp.has_signature, comp.loc), params
 
 
-class SubPrograms:
-    """Lowers and caches the Program of each computation control flow calls."""
+def lower_control_flow(m: Module, comp: Computation, kernels: tuple[str, ...], parent: str, target: str,
+                       source: str, source_text: str | None, names: NameSupply, programs: dict,
+                       lower_fn) -> dict[str, object]:
+    """Lower, before `comp`'s kernels are built, every computation its kernels run as
+    control flow (op rules' `runs`): each through the pipeline (`lower_fn`), which lowers
+    its own callees first, so sub-programs come out callees first. `programs` is shared by
+    the whole lowering (computation -> Program, None while one is being lowered): each
+    computation is lowered once, and one that runs itself is a located error. Returns
+    the sub-programs `comp` runs, by computation name."""
+    out: dict[str, object] = {}
+    for kname in kernels:
+        r = rule(comp.get(kname).opcode)
+        for callee in (r.runs(comp.get(kname)) if r is not None and r.runs is not None else ()):
+            if callee not in programs:
+                programs[callee] = None  # in progress: meeting it again is a cycle
+                programs[callee] = _lower(m, callee, parent, target, source, source_text, names, programs,
+                                          lower_fn)
+            if programs[callee] is None:
+                c = m.computation(callee)
+                raise located(f"computation {callee} calls itself through control flow", c.loc, source_text)
+            out[callee] = programs[callee]
+    return out
 
-    def __init__(self, module: Module, parent: str, target: str, source: str, source_text: str | None,
-                 names: NameSupply, lower_fn):
-        self.module = module
-        self.parent = parent
-        self.names = names
-        self.lower_fn = lower_fn  # the pipeline's `lower`, injected: no import cycle
-        self.target = target
-        self.source = source
-        self.source_text = source_text
-        self.programs: dict[str, object] = {}
 
-    def get(self, comp_name: str):
-        if comp_name in self.programs:
-            prog = self.programs[comp_name]
-            if prog is None:
-                comp = self.module.computation(comp_name)
-                raise located(f"computation {comp_name} calls itself through control flow", comp.loc,
-                              self.source_text)
-            return prog
-        self.programs[comp_name] = None  # recursion guard
-        self.programs[comp_name] = prog = self._lower(comp_name)
-        return prog
-
-    def _lower(self, comp_name: str):
-        comp = self.module.computation(comp_name)
-        flat, params = flatten_parameters(comp)
-        feeds = tuple(Feed(k, f"p{k}", k, shape, name) for k, (name, shape) in enumerate(params))
-        fetches = tuple(Fetch(k, f"r{k}", flat.root, idx, shape)
-                        for k, (idx, shape) in enumerate(leaves(comp.root_instruction.shape)))
-        comps = tuple(flat if c.name == comp_name else
-                      Computation(c.name, c.instructions, c.root, False, c.has_signature, c.loc)
-                      for c in self.module.computations)
-        m = self.module.with_computations(comps, entry=comp_name)
-        name = self.names.program(self.parent, comp_name)
-        return self.lower_fn(m, Signature(feeds, fetches), name=name, source=self.source, target=self.target,
-                     source_text=self.source_text, names=self.names).program
+def _lower(module: Module, comp_name: str, parent: str, target: str, source: str, source_text: str | None,
+           names: NameSupply, programs: dict, lower_fn):
+    comp = module.computation(comp_name)
+    flat, params = flatten_parameters(comp)
+    feeds = tuple(Feed(k, f"p{k}", k, shape, name) for k, (name, shape) in enumerate(params))
+    fetches = tuple(Fetch(k, f"r{k}", flat.root, idx, shape)
+                    for k, (idx, shape) in enumerate(leaves(comp.root_instruction.shape)))
+    comps = tuple(flat if c.name == comp_name else
+                  Computation(c.name, c.instructions, c.root, False, c.has_signature, c.loc)
+                  for c in module.computations)
+    m = module.with_computations(comps, entry=comp_name)
+    return lower_fn(m, Signature(feeds, fetches), name=names.program(parent, comp_name), source=source,
+                    target=target, source_text=source_text, names=names, programs=programs).program

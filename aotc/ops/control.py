@@ -123,5 +123,7 @@ def _conditional_kernel(kb, instr: Instruction, outs) -> None:
         kb.close()
 
 
-RULES.append(OpRule("while", shape=_while_shape, kernel=_while_kernel, buffered_operands=True))
-RULES.append(OpRule("conditional", shape=_conditional_shape, kernel=_conditional_kernel, buffered_operands=True))
+RULES.append(OpRule("while", shape=_while_shape, kernel=_while_kernel, buffered_operands=True,
+                    runs=lambda i: (i.attr("condition"), i.attr("body"))))
+RULES.append(OpRule("conditional", shape=_conditional_shape, kernel=_conditional_kernel, buffered_operands=True,
+                    runs=lambda i: tuple(_branches(i))))

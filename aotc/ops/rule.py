@@ -40,3 +40,6 @@ class OpRule:
     buffered_operands: bool = False
     # what lowering may assume of the op (the trait names above)
     traits: frozenset[str] = frozenset()
+    # runs(instr) -> the computations the op runs as sub-programs (while, conditional): they
+    # are lowered, callees first, before the kernel that runs them is built
+    runs: Optional[Callable[[Instruction], tuple[str, ...]]] = None
