@@ -102,19 +102,24 @@ int main(void) {
 """
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-def test_c_api_under_sanitizers(tmp_path):
-    res = aotc.compile(os.path.join(DATA, "model.hlo"), config=os.path.join(DATA, "cfg.yaml"),
-                       out=str(tmp_path / "libmm"), options=aotc.CompileOptions(name="mm", emit=()))
+def _run_driver(tmp_path, c_path: str, driver: str) -> None:
+    """Build a C driver with the generated source under ASan/UBSan; it must print `ok`."""
     drv = tmp_path / "driver.c"
-    drv.write_text(DRIVER)
+    drv.write_text(driver)
     exe = str(tmp_path / "driver")
     cmd = ["gcc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-g", *SAN,
-           "-I", str(tmp_path), str(drv), res.c_path, "-lm", "-lpthread", "-o", exe]
+           "-I", str(tmp_path), str(drv), c_path, "-lm", "-lpthread", "-o", exe]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([exe], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_c_api_under_sanitizers(tmp_path):
+    res = aotc.compile(os.path.join(DATA, "model.hlo"), config=os.path.join(DATA, "cfg.yaml"),
+                       out=str(tmp_path / "libmm"), options=aotc.CompileOptions(name="mm", emit=()))
+    _run_driver(tmp_path, res.c_path, DRIVER)
 
 
 def test_compile_writes_nothing_on_error(tmp_path):
@@ -227,12 +232,4 @@ def test_defensive_api_under_sanitizers(tmp_path):
     model = tmp_path / "dd.hlo"
     model.write_text(DOT)
     res = aotc.compile(str(model), out=str(tmp_path / "libdd"), options=aotc.CompileOptions(name="dd", emit=()))
-    drv = tmp_path / "driver.c"
-    drv.write_text(DEFENSIVE)
-    exe = str(tmp_path / "driver")
-    cmd = ["gcc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-O1", "-g", *SAN,
-           "-I", str(tmp_path), str(drv), res.c_path, "-lm", "-lpthread", "-o", exe]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    r = subprocess.run([exe], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+    _run_driver(tmp_path, res.c_path, DEFENSIVE)
