@@ -6,6 +6,7 @@ check them one by one (tests/kernel).
 from __future__ import annotations
 
 from . import ir as K
+from .dce import remove_unused_values
 from .hoist import hoist_invariants
 from .parallel import collapse_outer, split_range, worth_threads
 from .reuse import reuse_fold_values
@@ -13,6 +14,7 @@ from .simplify import simplify_indices
 from .vectorize import mark_simd
 
 KERNEL_PASSES = (
+    ("dce", remove_unused_values),      # values nothing reads (builders may compute eagerly)
     ("simplify", simplify_indices),     # affine index arithmetic in simplest form
     ("hoist", hoist_invariants),        # loop-invariant values and folds computed once, before their loop
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..errors import located
 from ..hlo.ir import Computation
 from ..hlo.shape import ArrayShape
-from ..ops.registry import CHEAP, KEEPS_INDEX, has, rule
+from ..ops.registry import CHEAP, KEEPS_INDEX, SAME_ELEMENTS, has, rule
 from ..hlo.opcodes import Op
 
 
@@ -84,7 +84,7 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
         reach[n] = {n} if roles[n] != "fused" else roots
     # a materialized row-major reshape of a materialized value is a view of it
     for ins in order:
-        if (roles[ins.name] == "kernel" and ins.opcode in (Op.RESHAPE, Op.COPY) and ins.name not in live
+        if (roles[ins.name] == "kernel" and has(ins.opcode, SAME_ELEMENTS) and ins.name not in live
                 and roles[ins.operands[0]] in ("kernel", "param", "const", "view")):
             roles[ins.name] = "view"
     kernels = tuple(i.name for i in order if roles[i.name] == "kernel")
@@ -129,7 +129,7 @@ def _row_consumer(comp, roles, users, name: str, kept: tuple[int, ...]) -> str |
             return None
         dims = ins.shape.dims
         bdims = tuple(ins.attr("dimensions") or ()) if ins.opcode == Op.BROADCAST else ()
-        if not expanded and ins.shape.size == size and ins.opcode in (Op.RESHAPE, Op.COPY, Op.BROADCAST):
+        if not expanded and ins.shape.size == size and (has(ins.opcode, SAME_ELEMENTS) or ins.opcode == Op.BROADCAST):
             if ins.opcode == Op.BROADCAST and list(bdims) != sorted(bdims):
                 return None  # same elements in another order
         elif ins.opcode == Op.REDUCE and expanded and roles[n] == "fused" and ins.shape.size == size:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import (control, convolution, data, dot, dynamic, elementwise, gather_scatter, reduce, shape_ops, sort,
                window)
-from .rule import CHEAP, IDENTITY, KEEPS_INDEX, OpRule, ShapeError  # noqa: F401  (re-exported)
+from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, OpRule, ShapeError  # noqa: F401  (re-exported)
 
 FAMILIES = (data, elementwise, shape_ops, reduce, dot, gather_scatter, dynamic, sort, control, window, convolution)
 

@@ -18,6 +18,9 @@ ShapeRule = Callable[[Instruction, list[Shape]], Shape]
 KEEPS_INDEX = "keeps_index"  # each output element reads its operands at the same linear index (scalars aside)
 CHEAP = "cheap"  # index mapping only: duplicated into every consuming kernel rather than materialized
 IDENTITY = "identity"  # the value of its one operand (lowering forwards it)
+# the result is its one operand's elements in the same row-major order (reshape, copy): a
+# materialized one can be a view of a materialized operand
+SAME_ELEMENTS = "same_elements"
 # a reducer made of this op alone may regroup and reorder its operands (as XLA:CPU does):
 # reductions over it keep partial results and may be split into chunks
 ASSOCIATIVE = "associative"

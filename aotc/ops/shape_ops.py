@@ -15,7 +15,7 @@ from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from .elementwise import _arr, convert_expr
-from .rule import CHEAP, IDENTITY, KEEPS_INDEX, OpRule, ShapeError
+from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -100,8 +100,10 @@ def _bitcast_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return out
 
 
-RULES.append(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem, traits=frozenset({CHEAP, KEEPS_INDEX})))
-RULES.append(OpRule("copy", shape=_copy_shape, elemental=_copy_elem, traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY})))
+RULES.append(OpRule("reshape", shape=_reshape_shape, elemental=_reshape_elem,
+                    traits=frozenset({CHEAP, KEEPS_INDEX, SAME_ELEMENTS})))
+RULES.append(OpRule("copy", shape=_copy_shape, elemental=_copy_elem,
+                    traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY, SAME_ELEMENTS})))
 RULES.append(OpRule("bitcast", shape=_bitcast_shape, structural=True))
 
 # ------------------------------------------------------------------ transpose
