@@ -15,7 +15,8 @@ from .emit_c.header import emit_header
 from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
 from .frontend import decode_hlo, parse_hlo
-from .frontend.config import load_config, prefix_problem
+from .frontend.c_names import prefix_problem
+from .frontend.config import load_config
 from .frontend.files import read_input
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature

@@ -17,7 +17,9 @@ import numpy as np
 from ..errors import AotcError, located
 from ..hlo.ir import Computation, Instruction, Module, Raw
 from ..hlo.shape import ArrayShape, Shape, TupleShape, leaves, subshape
-from .config import C_KEYWORDS, Config, Id, Spot
+from .c_names import C_KEYWORDS
+from .config import Config, Spot
+from .config_reader import Id
 from .constants import as_dtype, describe, read_npz
 from ..hlo.opcodes import Op
 

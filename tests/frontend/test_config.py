@@ -247,7 +247,7 @@ def test_corpus_config_resolves(case, form):
     ("int", "is a C/C++ keyword"),
 ])
 def test_model_names_that_would_clash_in_c_are_refused(name, why):
-    from aotc.frontend.config import prefix_problem
+    from aotc.frontend.c_names import prefix_problem
     assert why in prefix_problem(name)
     with pytest.raises(AotcError) as e:
         parse_config(f"name: {name}\n", "cfg.yaml")
@@ -256,7 +256,7 @@ def test_model_names_that_would_clash_in_c_are_refused(name, why):
 
 @pytest.mark.parametrize("name", ["model", "mobilenet", "pthread_pool_model", "semantic", "tokenizer"])
 def test_ordinary_model_names_are_kept(name):
-    from aotc.frontend.config import prefix_problem
+    from aotc.frontend.c_names import prefix_problem
     assert prefix_problem(name) is None
 
 
