@@ -1,6 +1,6 @@
-"""Which names may become C symbols: C/C++ identifiers and keywords, and model prefixes that
-would clash with the runtime or the C library. It answers with the reason a name is refused and
-knows nothing of configs or modules."""
+"""C names: which names may become C symbols (C/C++ identifiers and keywords, model prefixes
+that would clash with the runtime or the C library), and unique C identifiers derived from HLO
+names. It knows nothing of configs or modules beyond the names it is given."""
 from __future__ import annotations
 
 import re
@@ -61,3 +61,38 @@ def prefix_problem(name: str) -> str | None:
     if clash:
         return f"'{name}' would define {clash[0]}, a C library function"
     return None
+
+
+_SUFFIX = re.compile(r"\.\d+\Z")
+
+
+def c_name(hlo_name: str) -> str:
+    """`x.1` -> `x_1`: any HLO name as a C identifier."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", hlo_name) or "v"
+    if s[0].isdigit():
+        s = "_" + s
+    return s + "_" if s in C_KEYWORDS else s
+
+
+def derive_names(hlo_names: list[str], taken: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Unique C identifiers for HLO names: `x.1` -> `x` when no other name strips to `x`,
+    else `x_1`; remaining collisions (with each other or `taken`) get `_2`, `_3`, ..."""
+    bases = [c_name(_SUFFIX.sub("", n)) for n in hlo_names]
+    counts: dict[str, int] = {}
+    for b in bases:
+        counts[b] = counts.get(b, 0) + 1
+    used = set(taken)
+    out = []
+    for n, b in zip(hlo_names, bases):
+        cand = b if counts[b] == 1 and b not in used else c_name(n)
+        out.append(unique_name(cand, used))
+    return out
+
+
+def unique_name(cand: str, used: set[str]) -> str:
+    """`cand`, or `cand_2`, `cand_3`, ... : the first not in `used` (which it joins)."""
+    name, k = cand, 2
+    while name in used:
+        name, k = f"{cand}_{k}", k + 1
+    used.add(name)
+    return name

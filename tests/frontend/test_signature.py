@@ -8,8 +8,9 @@ import pytest
 
 from aotc.errors import AotcError
 from aotc.frontend import parse_hlo
+from aotc.frontend.c_names import derive_names
 from aotc.frontend.config import parse_config
-from aotc.frontend.signature import Bound, Feed, Fetch, derive_names, resolve_signature
+from aotc.frontend.signature import Bound, Feed, Fetch, resolve_signature
 from aotc.hlo.shape import array
 
 # v.1 is donated (aliased to output {0}); y.1 arrives column-major
