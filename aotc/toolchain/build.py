@@ -14,7 +14,7 @@ from typing import Callable
 from .. import __version__
 from ..errors import AotcError
 from ..options import CompileOptions
-from . import cc
+from . import cc, commands
 from .targets import Target, resolve_target
 
 EMIT_KINDS = ("o", "so", "a")
@@ -52,16 +52,16 @@ def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
     outputs: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="aotc-build-") as tmp:
         obj = out_prefix + ".o" if "o" in options.emit else os.path.join(tmp, "model.o")
-        cc.compile_object(tc, c_path, obj, flags)
+        commands.compile_object(tc, c_path, obj, flags)
         if "o" in options.emit:
             outputs["o"] = obj
         if "so" in options.emit:
             so = out_prefix + target.so_suffix
-            cc.compile_shared(tc, [obj], so, flags)
+            commands.compile_shared(tc, [obj], so, flags)
             outputs["so"] = so
         if "a" in options.emit:
             a = out_prefix + ".a"
-            cc.archive_static(tc, [obj], a)
+            commands.archive_static(tc, [obj], a)
             outputs["a"] = a
     return outputs
 
@@ -70,7 +70,7 @@ def build_key_material(c_path: str | os.PathLike, target: Target, options: Compi
                        toolchain: cc.Toolchain) -> bytes:
     """Everything that decides the bytes of a build: the C text, the compiler
     command and version, the target and flags, the emitted kinds."""
-    version = cc.run_tool([*toolchain.argv, "--version"], "asking the compiler its version")
+    version = commands.run_tool([*toolchain.argv, "--version"], "asking the compiler its version")
     parts = [Path(c_path).read_bytes(), repr(toolchain.argv).encode(), version.encode(),
              repr((target, toolchain.flags, toolchain.link_flags)).encode(),
              repr((base_cflags(options), options.emit)).encode()]

@@ -1,10 +1,10 @@
-"""C toolchain discovery and invocation for a `Target`.
+"""C toolchain discovery for a `Target`.
 
 Finds a compiler that can really build and link for the target (it compiles and
-links a probe program and checks the machine type of what came out), then runs
-compile / link / archive steps, turning every failure into one `AotcError`
-carrying the command and the compiler's (trimmed) output. It does not decide
-which flags a model needs; `build.py` and `runner.py` do.
+links a probe program and checks the machine type of what came out) and
+describes it as a `Toolchain`. Running compile / link / archive steps with it is
+`commands.py`'s job; it does not decide which flags a model needs (`build.py`
+and `runner.py` do).
 
 A compiler the user names (`--cc`, or `cc` in the Python API) is used, or it is
 an error saying why: it is never silently replaced. Otherwise the discovery
@@ -26,14 +26,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from ..errors import AotcError, ToolchainError
-from .targets import Target
+from .targets import Target, system_libs
 
 PROBE_TIMEOUT_S = 600  # zig builds the target's libc on first use (tens of seconds)
-_MAX_OUTPUT_LINES = 40
-_MAX_OUTPUT_CHARS = 4000
 
 _PROBE_SOURCE = """\
 #include <math.h>
@@ -85,11 +83,6 @@ def clear_cache() -> None:
     _found_cache.clear()
 
 
-def system_libs(target: Target) -> tuple[str, ...]:
-    """Libraries a generated model links against (bionic has pthreads inside libc)."""
-    return ("-lm",) if target.os == "android" else ("-lm", "-lpthread")
-
-
 def zig_cc_argv() -> tuple[str, ...] | None:
     """`python -m ziglang cc` when the ziglang package is installed, else None."""
     if importlib.util.find_spec("ziglang") is None:
@@ -131,80 +124,6 @@ def static_variant(tc: Toolchain) -> Toolchain:
     i = tc.argv.index("-target") + 1
     musl = tc.argv[i].replace("-gnueabihf", "-musleabihf").replace("-gnu", "-musl")
     return replace(tc, argv=tc.argv[:i] + (musl,) + tc.argv[i + 1:])
-
-
-def compile_object(tc: Toolchain, c_path: str | os.PathLike, obj_path: str | os.PathLike,
-                   cflags: Sequence[str] = ()) -> Path:
-    """`cc <isa flags> <cflags> -c C -o OBJ`."""
-    cmd = [*tc.argv, *tc.flags, *cflags, "-c", str(c_path), "-o", str(obj_path)]
-    run_tool(cmd, f"compiling {Path(c_path).name}")
-    return Path(obj_path)
-
-
-def compile_shared(tc: Toolchain, inputs: str | os.PathLike | Iterable[str | os.PathLike],
-                   so_path: str | os.PathLike, cflags: Sequence[str] = (),
-                   libs: Sequence[str] | None = None) -> Path:
-    """A shared library from C sources and/or objects (`-shared`, then `-lm -lpthread`)."""
-    libs = system_libs(tc.target) if libs is None else libs
-    cmd = [*tc.argv, *tc.flags, *cflags, "-shared", *_paths(inputs), "-o", str(so_path),
-           *tc.link_flags, *libs]
-    run_tool(cmd, f"linking {Path(so_path).name}")
-    return Path(so_path)
-
-
-def archive_static(tc: Toolchain, obj_paths: str | os.PathLike | Iterable[str | os.PathLike],
-                   a_path: str | os.PathLike) -> Path:
-    """A static archive (`ar rcs`) of the objects, replacing any existing one."""
-    a_path = Path(a_path)
-    if a_path.exists():
-        a_path.unlink()  # `ar r` would add to a stale archive
-    run_tool([*tc.ar, "rcs", str(a_path), *_paths(obj_paths)], f"archiving {a_path.name}")
-    return a_path
-
-
-def link_executable(tc: Toolchain, inputs: str | os.PathLike | Iterable[str | os.PathLike],
-                    exe_path: str | os.PathLike, cflags: Sequence[str] = (),
-                    libs: Sequence[str] | None = None, static: bool = False) -> Path:
-    """An executable from C sources and/or objects; `static` adds `-static`."""
-    libs = system_libs(tc.target) if libs is None else libs
-    cmd = [*tc.argv, *tc.flags, *cflags, *_paths(inputs), "-o", str(exe_path), *tc.link_flags,
-           *(["-static"] if static else []), *libs]
-    run_tool(cmd, f"linking {Path(exe_path).name}")
-    return Path(exe_path)
-
-
-def run_tool(cmd: Sequence[str], what: str, timeout: float | None = None) -> str:
-    """Run a build command; its stdout on success, else an AotcError with the command
-    and the trimmed output."""
-    try:
-        proc = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, errors="replace", timeout=timeout)
-    except FileNotFoundError:
-        raise ToolchainError(f"{what}: '{cmd[0]}' was not found\n  $ {shlex.join(cmd)}") from None
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
-    if proc.returncode != 0:
-        out = trim_output(proc.stderr + proc.stdout)
-        raise ToolchainError(f"{what} failed (exit {proc.returncode})\n  $ {shlex.join(cmd)}"
-                        + (f"\n{out}" if out else ""))
-    return proc.stdout
-
-
-def trim_output(text: str) -> str:
-    lines = [ln.rstrip() for ln in text.strip().splitlines()]
-    extra = len(lines) - _MAX_OUTPUT_LINES
-    out = "\n".join(lines[:_MAX_OUTPUT_LINES])
-    if len(out) > _MAX_OUTPUT_CHARS:
-        out = out[:_MAX_OUTPUT_CHARS] + " …"
-    if extra > 0:
-        out += f"\n… ({extra} more lines)"
-    return out
-
-
-def _paths(p) -> list[str]:
-    if isinstance(p, (str, os.PathLike)):
-        return [str(p)]
-    return [str(x) for x in p]
 
 
 # ----------------------------------------------------------------------------- discovery

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import AotcError, ToolchainError
 from ..options import CompileOptions
-from . import cc
+from . import cc, commands
 from .build import base_cflags
 from .loader import ModelRunError, TensorSpec, coerce_input, spec_from
 from .targets import Target, host_triple, resolve_target
@@ -80,19 +80,19 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
     if exe.is_file():
         return exe
     with tempfile.TemporaryDirectory(prefix="aotc-runner-", dir=workdir) as tmp:
-        model_o = cc.compile_object(tc, model_c, Path(tmp) / "model.o", flags)
+        model_o = commands.compile_object(tc, model_c, Path(tmp) / "model.o", flags)
         runner_flags = [*flags, f"-DAOTC_RUNNER_PREFIX={prefix}"]
         if header is not None:
             runner_flags += [f"-I{header.parent.resolve()}", f'-DAOTC_RUNNER_HEADER="{header.name}"']
-        runner_o = cc.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
+        runner_o = commands.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
         out = Path(tmp) / "runner"
         try:
-            cc.link_executable(tc, [model_o, runner_o], out, flags, static=static)
+            commands.link_executable(tc, [model_o, runner_o], out, flags, static=static)
         except AotcError as static_error:
             if not (static and target.sysroot):
                 raise
             try:  # no static libc for this toolchain: qemu -L <sysroot> finds the shared one
-                cc.link_executable(tc, [model_o, runner_o], out, flags, static=False)
+                commands.link_executable(tc, [model_o, runner_o], out, flags, static=False)
             except AotcError:
                 raise static_error from None
         os.replace(out, exe)
@@ -239,7 +239,7 @@ def _execute(cmd: list[str], what: str, timeout: float | None) -> str:
         raise AotcError(f"{what}: cannot execute {cmd[0]}") from None
     except subprocess.TimeoutExpired:
         raise AotcError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
-    err = cc.trim_output(proc.stderr)
+    err = commands.trim_output(proc.stderr)
     if proc.returncode == _EXIT_MODEL_ERROR:
         msg = err.removeprefix("runner: ")
         raise ModelRunError(msg or f"{what}: the model reported an error", proc.returncode)

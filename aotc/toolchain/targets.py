@@ -1,7 +1,7 @@
 """Compilation targets: what a target name means as a triple, an ISA choice,
 compiler flags and, when the code cannot run on this machine, the emulator that
-runs it. This module only describes targets; finding and invoking compilers is
-`cc.py`'s job, and nothing here runs a program.
+runs it. This module only describes targets; finding compilers is `cc.py`'s job,
+invoking them `commands.py`'s, and nothing here runs a program.
 
 Target names (`CompileOptions.target`):
 
@@ -201,6 +201,11 @@ def parse_features(text: str | None) -> tuple[str, ...]:
                             f"(for example +avx2,+fma,-avx512f)")
         out.append(item)
     return tuple(out)
+
+
+def system_libs(target: Target) -> tuple[str, ...]:
+    """Libraries a generated model links against (bionic has pthreads inside libc)."""
+    return ("-lm",) if target.os == "android" else ("-lm", "-lpthread")
 
 
 def _make(name: str, triple: str, cpu: str | None, features: tuple[str, ...],

@@ -11,7 +11,7 @@ import pytest
 
 from aotc.errors import AotcError, ToolchainError
 from aotc.options import CompileOptions
-from aotc.toolchain import cc
+from aotc.toolchain import cc, commands
 from aotc.toolchain.build import build_outputs, cache_dir, cached_build
 from aotc.toolchain.targets import resolve_target
 
@@ -193,7 +193,7 @@ def test_compile_error_carries_output_and_command(tmp_path):
     bad.write_text("int main(void) { return undeclared_thing; }\n")
     tc = cc.find_toolchain(HOST)
     with pytest.raises(AotcError) as e:
-        cc.compile_object(tc, bad, tmp_path / "bad.o", ["-std=c11"])
+        commands.compile_object(tc, bad, tmp_path / "bad.o", ["-std=c11"])
     msg = str(e.value)
     assert "compiling bad.c failed" in msg and "$ " in msg and str(bad) in msg
     assert "undeclared_thing" in msg
@@ -202,12 +202,12 @@ def test_compile_error_carries_output_and_command(tmp_path):
 def test_missing_tool_is_an_aotc_error(tmp_path):
     tc = cc.Toolchain(("no-such-compiler-xyz",), "gcc", HOST, (), (), ("ar",), "test")
     with pytest.raises(AotcError, match="'no-such-compiler-xyz' was not found"):
-        cc.compile_object(tc, TINY_C, tmp_path / "t.o")
+        commands.compile_object(tc, TINY_C, tmp_path / "t.o")
 
 
 def test_trim_output_keeps_the_head():
     text = "\n".join(f"line {i}" for i in range(100))
-    out = cc.trim_output(text)
+    out = commands.trim_output(text)
     assert out.startswith("line 0") and "line 39" in out and "line 40" not in out
     assert "(60 more lines)" in out
 
