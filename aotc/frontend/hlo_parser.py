@@ -1,33 +1,25 @@
 """The HLO text parser: recursive descent from text to an `aotc.hlo.ir.Module`.
 
-It owns the grammar of modules, stack-frame tables, computations, instructions
-and shapes, with the production above each method. Attribute values and
-constant literals are decoded by `attributes` and `literals`. It reports the
-first syntax error at its line:col and stops; it never checks meaning (operand
-names, shapes of results), which is the verifier's job.
-
-Tiled layouts (`{1,0:T(8,128)}`) and memory spaces (`S(1)`) are accepted and
-their part after ':' is ignored: aotc targets CPU memory, where only the
-minor-to-major order matters.
+It owns the grammar of modules, stack-frame tables, computations and
+instructions, with the production above each method. Shapes are read by
+`shapes`, attribute values and constant literals by `attributes` and
+`literals`. It reports the first syntax error at its line:col and stops; it
+never checks meaning (operand names, shapes of results), which is the
+verifier's job.
 """
 from __future__ import annotations
 
-import re
-from math import prod
 from pathlib import Path
 
 from ..errors import AotcError, located
-from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Alias, Computation, Instruction, Loc, Module, Raw, StackFrames
 from ..hlo.opcodes import is_opcode
-from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.shape import Shape
 from .attributes import decode_attribute
-from .lexer import MAX_NESTING, Lexer, describe, unquote
+from .lexer import Lexer, describe, unquote
 from .literals import parse_literal
+from .shapes import INT64_MAX, read_shape
 
-INT64_MAX = (1 << 63) - 1
-# element type, dims, layout of a shape without spaces, comments, dynamic dims or tiles
-_PLAIN_SHAPE = re.compile(r"([a-z][a-z0-9]*)\[(\d{1,15}(?:,\d{1,15})*)?\](\{(?:\d{1,3}(?:,\d{1,3})*)?\})?(?![{:\w])")
 SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
 
@@ -68,9 +60,9 @@ def decode_hlo(data: bytes, path: str) -> str:
 
 def parse_shape(text: str, filename: str = "<string>") -> Shape:
     """Parse one shape such as `(f32[2,3]{1,0}, s32[])`."""
-    p = _Parser(text, filename)
-    shape = p.shape()
-    p.lx.expect_kind("eof", "end of input after the shape")
+    lx = Lexer(text, filename)
+    shape = read_shape(lx)
+    lx.expect_kind("eof", "end of input after the shape")
     return shape
 
 
@@ -122,12 +114,12 @@ class _Parser:
         params: list[Shape] = []
         if not lx.accept(")"):
             while True:
-                params.append(self.shape())
+                params.append(read_shape(self.lx))
                 if lx.accept(")"):
                     break
                 lx.expect(",", "or ')' between entry parameter shapes")
         lx.expect("->", "in entry_computation_layout")
-        result = self.shape()
+        result = read_shape(self.lx)
         lx.expect("}", "to close entry_computation_layout")
         return tuple(params), result
 
@@ -246,12 +238,12 @@ class _Parser:
             while True:
                 lx.expect_kind("name", "a parameter name")
                 lx.expect(":", "after a parameter name")
-                self.shape()
+                read_shape(self.lx)
                 if lx.accept(")"):
                     break
                 lx.expect(",", "or ')' between parameters")
         lx.expect("->", "after the parameter list")
-        self.shape()
+        read_shape(self.lx)
 
     # instruction := NAME '=' shape OPCODE '(' operands ')' (',' NAME '=' attribute_value)*
     # (after an optional 'ROOT', read by the computation)
@@ -262,7 +254,7 @@ class _Parser:
         if name in taken:
             raise lx.error(f"duplicate instruction name '{name}'", tok.pos)
         lx.expect("=", f"after instruction name '{name}'")
-        shape = self.shape()
+        shape = read_shape(self.lx)
         op = lx.expect_kind("name", "an opcode")
         if not is_opcode(op.text):
             raise lx.error(f"unknown opcode '{op.text}'", op.pos)
@@ -298,114 +290,7 @@ class _Parser:
         while True:
             tok = lx.peek()
             if tok.text == "(" or (tok.kind == "name" and lx.text.startswith("[", tok.end)):
-                self.shape()  # old-style operand shape, implied by the operand itself
+                read_shape(self.lx)  # old-style operand shape, implied by the operand itself
             out.append(lx.expect_kind("name", "an operand name").text.lstrip("%"))
             if not lx.accept(","):
                 return tuple(out)
-
-    # shape := array_shape | '(' [shape (',' shape)*] ')'
-    def shape(self) -> Shape:
-        lx = self.lx
-        stack: list[list[Shape]] = []  # open tuples, innermost last (no recursion)
-        while True:
-            tok = lx.peek()
-            if tok.text == "(" and tok.kind == "punct":
-                if len(stack) >= MAX_NESTING:
-                    raise lx.error(f"nesting deeper than {MAX_NESTING}", tok.pos)
-                lx.next()
-                if not lx.accept(")"):
-                    stack.append([])
-                    continue
-                value: Shape = TupleShape(())
-            else:
-                value = self.array_shape()
-            while True:
-                if not stack:
-                    return value
-                stack[-1].append(value)
-                tok = lx.peek()
-                if tok.text == "," and tok.kind == "punct":
-                    lx.next()
-                    break
-                if tok.text == ")" and tok.kind == "punct":
-                    lx.next()
-                    value = TupleShape(tuple(stack.pop()))
-                    continue
-                raise lx.error(f"expected ',' or ')' in a tuple shape, found {describe(tok)}", tok.pos)
-
-    # array_shape := TYPE '[' [['<='] INT (',' ['<='] INT)*] ']' [layout]
-    def array_shape(self) -> ArrayShape:
-        lx = self.lx
-        fast = self.plain_array_shape()
-        if fast is not None:
-            return fast
-        tok = lx.peek()
-        dt = DTYPES.get(tok.text) if tok.kind == "name" else None
-        if dt is None:
-            if tok.kind == "name" and lx.text.startswith("[", tok.end):
-                raise lx.error(f"unknown element type '{tok.text}'", tok.pos)
-            raise lx.error(f"expected a shape, found {describe(tok)}", tok.pos)
-        lx.next()
-        lx.expect("[", f"after element type '{dt.name}'")
-        dims: list[int] = []
-        dynamic: list[bool] = []
-        if not lx.accept("]"):
-            while True:
-                pos = lx.skip()
-                if lx.text.startswith("?", pos):
-                    raise lx.error("unbounded dynamic dimensions ('?') are not supported", pos)
-                dynamic.append(lx.accept("<=") is not None)
-                size, pos = lx.expect_int("a dimension size")
-                if size < 0:
-                    raise lx.error(f"negative dimension size {size}", pos)
-                if size > INT64_MAX:
-                    raise lx.error(f"dimension size {size} does not fit in int64", pos)
-                dims.append(size)
-                if lx.accept("]"):
-                    break
-                lx.expect(",", "or ']' in shape dimensions")
-        if dt.kind == "token" and dims:
-            raise lx.error("token shapes have no dimensions: write token[]", tok.pos)
-        if prod(dims) * dt.nbytes > INT64_MAX:
-            raise lx.error(f"shape {dt.name}[{','.join(map(str, dims))}] is too large (over 2^63-1 bytes)", tok.pos)
-        layout = self.layout(len(dims)) if lx.text.startswith("{", lx.pos) else None
-        return ArrayShape(dt, tuple(dims), layout, tuple(dynamic) if any(dynamic) else ())
-
-    def plain_array_shape(self) -> ArrayShape | None:
-        """The common spelling `f32[2,3]{1,0}` in one regex match; None for anything else."""
-        lx = self.lx
-        m = _PLAIN_SHAPE.match(lx.text, lx.skip())
-        if m is None or m.group(1) not in DTYPES:
-            return None
-        dt, dims_text, layout_text = DTYPES[m.group(1)], m.group(2), m.group(3)
-        dims = tuple(map(int, dims_text.split(","))) if dims_text else ()
-        layout = None
-        if layout_text is not None:
-            layout = tuple(map(int, layout_text[1:-1].split(","))) if layout_text != "{}" else ()
-            if sorted(layout) != list(range(len(dims))):
-                return None  # the full path reports it
-        if dt.kind == "token" and dims or prod(dims) * dt.nbytes > INT64_MAX:
-            return None
-        lx.pos = m.end()
-        return ArrayShape(dt, dims, layout)
-
-    # layout := '{' [INT (',' INT)*] [':' tiling_and_memory_space] '}'
-    def layout(self, rank: int) -> tuple[int, ...]:
-        lx = self.lx
-        start = lx.expect("{").pos
-        order: list[int] = []
-        if not lx.at("}") and not lx.at(":"):
-            while True:
-                order.append(lx.expect_int("a layout dimension")[0])
-                if not lx.accept(","):
-                    break
-        if lx.at(":"):  # tiles, memory space etc.: ignored (see the module docstring)
-            close = lx.text.find("}", lx.pos)
-            if close < 0:
-                raise lx.error("unexpected end of input in a layout", len(lx.text))
-            lx.pos = close
-        lx.expect("}", "or ',' in a layout")
-        if sorted(order) != list(range(rank)):
-            text = "{" + ",".join(map(str, order)) + "}"
-            raise lx.error(f"layout {text} is not a permutation of the {rank} dimensions", start)
-        return tuple(order)
