@@ -113,8 +113,6 @@ def _dump(stage: str, obj, dump_dir: str | None) -> None:
     elif isinstance(obj, dict):  # sub-programs: computation -> Program
         text = "".join(f"{c} -> {q.name}_execute: {len(q.kernels)} kernels, arena {q.arena_bytes} bytes\n"
                        for c, q in sorted(obj.items())) or "(no control flow)\n"
-    elif hasattr(obj, "roles"):
-        text = "\n".join(f"{n} = {r}" for n, r in obj.roles.items()) + "\n"
     else:
         text = repr(obj) + "\n"
     if dump_dir:

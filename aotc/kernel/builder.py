@@ -101,6 +101,9 @@ class KernelBuilder:
         self.scratch: K.Buf | None = None
         self.scratch_bytes = 0
         self.uses_pool = False
+        # the root of a GEMM's epilogue: what the kernel stores at each element of the
+        # output, given the GEMM's value there (apply_epilogue)
+        self.epilogue: Instruction | None = None
 
     # ---- resources
     def pool(self) -> K.Expr:
@@ -229,6 +232,35 @@ class KernelBuilder:
                     total = total + e * s
             idx.linear = total
         return idx.linear
+
+    # ---- epilogues
+    def apply_epilogue(self, hero: Instruction, out: K.Buf, src: K.Buf, src_at: K.Expr, first: K.Expr,
+                       rows: K.Expr, row_len: int) -> None:
+        """Write rows [first, first + rows) of the output (`row_len` elements each, row-major
+        over the hero's shape): the epilogue's value at each element, where the hero's value
+        at (first + r, c) is `src[src_at + r * row_len + c]` (`src` may be `out` itself).
+        The value only depends on the element, so any row blocking gives the same bits."""
+        root = self.epilogue
+        r = self.loop(self.fresh("r"), rows)
+        c = self.loop(self.fresh("c"), row_len, (K.VECTOR,))
+        row = first + r
+        dims = hero.array_shape.dims
+        exprs: list[K.Expr] = [c]
+        stride = 1
+        for d in range(len(dims) - 2, -1, -1):
+            e = row // stride if stride != 1 else row
+            exprs.insert(0, K.Const(0) if dims[d] == 1 else (e % dims[d] if d > 0 else e))
+            stride *= dims[d]
+        lin = row * row_len + c
+        idx = Index(dims, tuple(exprs), lin)
+        g = load_value(src.dtype, K.Load(src, src_at + r * row_len + c))
+        hdt = hero.array_shape.dtype
+        if hdt != src.dtype:  # a half-precision product computed in f32: rounded once, as a result
+            g = load_value(hdt, store_value(hdt, g))
+        self._scopes[-1][(hero.name, idx.key())] = self.let(g, "g_" + hero.name)
+        self.store(out, lin, store_value(root.array_shape.dtype, self.value(root, idx)))
+        self.close()
+        self.close()
 
     # ---- values
     def operand(self, instr: Instruction, i: int, idx: Index) -> K.Expr:

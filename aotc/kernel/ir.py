@@ -314,10 +314,12 @@ class If(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class CallStmt(Stmt):
-    """A runtime micro-kernel call for its effect (GEMM, sort, a reducer with outputs)."""
+    """A runtime micro-kernel call for its effect (GEMM, sort, a reducer with outputs).
+    `work`: what it costs, in innermost loop statements (the threading pass weighs it)."""
 
     fn: str
     args: tuple[Expr, ...]
+    work: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,7 +456,7 @@ def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
         elif isinstance(s, If):
             s = If(fn(s.cond), map_exprs(s.then, fn), map_exprs(s.orelse, fn))
         elif isinstance(s, CallStmt):
-            s = CallStmt(s.fn, tuple(fn(a) for a in s.args))
+            s = CallStmt(s.fn, tuple(fn(a) for a in s.args), s.work)
         elif isinstance(s, Exec):
             s = Exec(s.program, tuple(fn(a) for a in s.args), tuple(fn(a) for a in s.results),
                      fn(s.arena) if s.arena is not None else None)

@@ -104,7 +104,9 @@ def work(body: tuple[K.Stmt, ...], scale: int = 1) -> int:
             total += max(work(s.then, scale), work(s.orelse, scale))
         elif isinstance(s, K.Repeat):
             total += work(s.body, scale)
-        elif isinstance(s, (K.Store, K.Assign, K.CallStmt)):
+        elif isinstance(s, K.CallStmt):
+            total += scale * s.work
+        elif isinstance(s, (K.Store, K.Assign)):
             total += scale
     return total
 

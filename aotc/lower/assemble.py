@@ -16,9 +16,10 @@ from ..ops.registry import rule
 from ..kernel import ir as K
 from ..kernel.builder import c_ident
 from ..kernel.passes import run_kernel_passes
-from .fusion import FusionPlan
+from .fused import Fused, fused_computation, kernel_op
 from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
-from .memory_plan import Interval, assign_offsets, peak_live_bytes
+from .liveness import choose_in_place, kernel_reads, live_intervals
+from .memory_plan import assign_offsets, peak_live_bytes
 from .names import NameSupply
 from .program import ConstArray, Kernel, Port, Program, Slot
 from ..hlo.opcodes import Op
@@ -55,11 +56,13 @@ class _Slots:
         return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims)
 
 
-def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, var_refs, sig, *,
+def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
                   names: NameSupply, subprograms: dict) -> Program:
-    """`subprograms`: the Program of each computation the kernels run as control flow,
-    lowered before (lower/subprogram.py)."""
+    """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
+    each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
+    m = fplan.module
+    comp = m.entry_computation
     roles = fplan.roles
     slots = _Slots(names.local())
     fns = ScalarFunctions(m, names)
@@ -111,39 +114,39 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     def base_key(k: str) -> str:
         return view_base.get(k, k)
 
-    # 3. kernels in schedule order; an elementwise kernel writes over an arena buffer it
-    #    reads for the last time (a recorded in-place decision: the output becomes a view)
-    last_read: dict[str, int] = {}
-    for step, kname in enumerate(fplan.order):
-        for n in _kernel_reads(comp, comp.get(kname), roles):
-            last_read[base_key(n)] = step
+    # 3. in-place decisions (liveness.py): an elementwise kernel writes over an arena
+    #    buffer it reads for the last time, and its output becomes a view of that buffer
     pinned = {base_key(_key(n, idx)) for n, idx in fetch_refs} | {base_key(_key(n, idx)) for _, (n, idx) in var_refs}
+    in_place = choose_in_place(comp, fplan.order, roles, lambda ins: elementwise_kernel(m, comp, ins),
+                               slots.info.get, view_base, pinned)
+    for kname, src in in_place.items():
+        slots.info[kname].update(place="alias", alias_of=src)
+
+    # 4. kernels in schedule order
     kernels: list[Kernel] = []
-    position = {i.name: k for k, i in enumerate(comp.instructions)}  # provenance in source order
     uses: dict[str, list[int]] = {}
     scratch_size: dict[str, int] = {}
     for step, kname in enumerate(fplan.order):
         ins = comp.get(kname)
-        r = rule(ins.opcode)
-        inplace = _in_place_source(comp, ins, roles, slots, base_key, last_read, pinned, step)
-        if inplace is not None:
-            slots.info[kname].update(place="alias", alias_of=inplace)
-            view_base[kname] = base_key(inplace)
+        kop = kernel_op(m, ins, fplan.heroes)
+        scope = fused_computation(m, ins) or comp
+        r = rule(kop.opcode)
+        inplace = in_place.get(kname)
         nbytes = 0
         if r is not None and r.scratch_bytes is not None:
-            nbytes = r.scratch_bytes(ins, [comp.get(o).shape for o in ins.operands])
+            nbytes = r.scratch_bytes(kop, [scope.get(o).shape for o in kop.operands])
         skey = f"{kname}#scratch"
         scratch = slots.names.slot(skey, "s_" + c_ident(kname) + "_scratch")  # named before the body uses it
         scratch_buf = K.Buf(scratch, DTYPES["u8"])
         outs_keys = ([_key(kname, (k,)) for k in range(len(ins.shape.elements))]
                      if isinstance(ins.shape, TupleShape) else [kname])
-        reads = _kernel_reads(comp, ins, roles)
+        reads = kernel_reads(comp, ins, roles)
         buffers = {n: slots.buffer(n) for n in reads}
         outs = [slots.buffer(k) for k in outs_keys]
         if inplace is not None:  # write through the pointer it reads, so no two pointers alias
             outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
         try:
-            body, fused, nbytes, takes_pool = kernel_body(comp, ins, roles, buffers, outs, scalars,
+            body, fused, nbytes, takes_pool = kernel_body(m, comp, ins, fplan.heroes, buffers, outs, scalars,
                                                           fns, scratch_buf, nbytes, subprograms.__getitem__)
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
@@ -165,10 +168,10 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
             params += [(slots.info[k]["cname"], True) for k in outs_keys]
         if scratch:
             params.append((scratch, True))
-        prov = tuple(sorted(fused, key=position.__getitem__)) + (kname,)
+        prov = tuple(i.name for i in scope.instructions if i.name in fused) + (kname,)
         kernels.append(Kernel(names.kernel(name, kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
 
-    # 4. copies into results that no kernel wrote in place, then variable write-backs
+    # 5. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []
     for j, (n, idx) in enumerate(fetch_refs):
         k = _key(n, idx)
@@ -194,13 +197,9 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
                               ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
                               copy_body(slots.buffer(k), slots.buffer(dst_key), slots.buffer(k).size)))
 
-    # 5. the arena
-    intervals = []
-    for key, d in slots.info.items():
-        if d["place"] in ("arena", "scratch"):
-            size = scratch_size.get(key, d["shape"].nbytes)
-            steps = uses.get(key, [0])
-            intervals.append(Interval(key, size, min(steps), max(steps)))
+    # 6. the arena: live intervals, then offsets (memory_plan.py)
+    intervals = live_intervals(uses, {key: scratch_size.get(key, d["shape"].nbytes)
+                                      for key, d in slots.info.items() if d["place"] in ("arena", "scratch")})
     offsets, arena = assign_offsets(intervals)
     peak = peak_live_bytes(intervals)
 
@@ -220,51 +219,3 @@ def build_program(m: Module, comp: Computation, fplan: FusionPlan, fetch_refs, v
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target,
                    tuple(p for _, p in sorted(subprograms.items())))
-
-
-def _in_place_source(comp: Computation, ins, roles, slots: _Slots, base_key, last_read: dict[str, int],
-                     pinned: set[str], step: int) -> str | None:
-    """The read slot an elementwise kernel may overwrite: an arena buffer of the same
-    storage type and size, read by no later kernel and not fetched."""
-    out = slots.info.get(ins.name)
-    if out is None or out["place"] != "arena" or not elementwise_kernel(comp, ins, roles):
-        return None
-    for n in _kernel_reads(comp, ins, roles):
-        src = slots.info[n]
-        b = base_key(n)
-        if (src["place"] == "arena" and b == n and last_read.get(b) == step and b not in pinned
-                and src["shape"].dtype.c_type == out["shape"].dtype.c_type
-                and src["shape"].nbytes == out["shape"].nbytes):
-            return n
-    return None
-
-
-def _kernel_reads(comp: Computation, ins, roles: dict[str, str]) -> list[str]:
-    """Slot keys of the materialized values a kernel reads (through its fused producers and
-    tuple operands), in first-use order."""
-    out: list[str] = []
-    seen: set[str] = set()
-    todo = [ins.name]
-
-    def add(o: str) -> None:
-        role = roles[o]
-        if role == "tuple":
-            for e in comp.get(o).operands:
-                add(e)
-        elif role == "kernel" and isinstance(comp.get(o).shape, TupleShape):
-            for k in range(len(comp.get(o).shape.elements)):
-                if f"{o}#{k}" not in out:
-                    out.append(f"{o}#{k}")
-        elif role == "fused":
-            todo.append(o)
-        elif role != "scalar" and o not in out:
-            out.append(o)
-
-    while todo:
-        n = todo.pop(0)
-        if n in seen:
-            continue
-        seen.add(n)
-        for o in comp.get(n).operands:
-            add(o)
-    return out

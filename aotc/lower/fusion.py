@@ -11,6 +11,12 @@ Each instruction gets one role:
   row before writing it, so softmax or layernorm reads its input in one kernel.
 An elementwise value used by two kernels is materialized rather than computed
 twice; cheap index-mapping ops (broadcast, iota, slice, ...) are duplicated.
+
+A GEMM-shaped op whose rule takes an epilogue (dot, convolution as GEMM) is fused into
+the one loop kernel its result flows into when every path there is elementwise at the
+same index: that kernel becomes the GEMM, applying bias, scale and shift, activations,
+residual adds and converts to each block of output rows (`FusionPlan.epilogues`).
+fused.py turns the plan into fusion instructions.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from ..hlo.opcodes import Op
 class FusionPlan:
     roles: dict[str, str]  # instruction name -> role
     order: tuple[str, ...]  # schedule: the kernel instructions, in execution order
+    epilogues: dict[str, str]  # kernel -> the GEMM hero it applies its elementwise ops to
 
 
 def plan_fusion(comp: Computation, live: set[str], source: str | None = None) -> FusionPlan:
@@ -82,13 +89,55 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
         if roles[n] == "fused" and len(roots) > 1 and not has(ins.opcode, CHEAP):
             roles[n] = "kernel"
         reach[n] = {n} if roles[n] != "fused" else roots
+    epilogues = _fuse_epilogues(comp, roles, users, live)
     # a materialized row-major reshape of a materialized value is a view of it
     for ins in order:
         if (roles[ins.name] == "kernel" and has(ins.opcode, SAME_ELEMENTS) and ins.name not in live
                 and roles[ins.operands[0]] in ("kernel", "param", "const", "view")):
             roles[ins.name] = "view"
     kernels = tuple(i.name for i in order if roles[i.name] == "kernel")
-    return FusionPlan(roles, kernels)
+    return FusionPlan(roles, kernels, epilogues)
+
+
+def _fuse_epilogues(comp: Computation, roles: dict[str, str], users: dict[str, list[str]],
+                    live: set[str]) -> dict[str, str]:
+    """Fuse each materialized GEMM hero into the loop kernel consuming it (see above)."""
+    out: dict[str, str] = {}
+    for h in comp.instructions:
+        r = rule(h.opcode)
+        if (roles[h.name] != "kernel" or h.name in live or r is None or r.epilogue is None
+                or not isinstance(h.shape, ArrayShape)
+                or not r.epilogue(h, [comp.get(o).shape for o in h.operands])):
+            continue
+        root = _epilogue_root(comp, roles, users, h.name, h.array_shape.dims)
+        if root is not None and root not in out:
+            roles[h.name] = "fused"
+            out[root] = h.name
+    return out
+
+
+def _epilogue_root(comp: Computation, roles: dict[str, str], users: dict[str, list[str]], hero: str,
+                   dims: tuple[int, ...]) -> str | None:
+    """The one loop kernel every use of `hero` reaches through elementwise ops at the
+    same index on its shape, or None."""
+    roots: set[str] = set()
+    todo = list(users[hero])
+    seen: set[str] = set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        ins = comp.get(n)
+        if not has(ins.opcode, KEEPS_INDEX) or not isinstance(ins.shape, ArrayShape) or ins.shape.dims != dims:
+            return None
+        if roles[n] == "fused":
+            todo.extend(users[n])
+        elif roles[n] == "kernel" and rule(ins.opcode).kernel is None:
+            roots.add(n)
+        else:
+            return None
+    return next(iter(roots)) if len(roots) == 1 else None
 
 
 def _fuse_row_reductions(comp: Computation, roles: dict[str, str], users: dict[str, list[str]],

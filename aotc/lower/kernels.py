@@ -1,7 +1,8 @@
 """Kernel bodies as kernel IR: one per materialized instruction, plus the scalar
 functions (reducers, comparators) kernels call.
 
-A kernel is one materialized instruction plus the fused producers it inlines.
+A kernel is one materialized instruction: bare, or a fusion instruction whose fused
+computation it computes inline (fused.py).
 Loop kernels are a flat loop (pure elementwise: no index arithmetic) or a loop
 nest over the output dimensions; op rules with a `kernel` hook (dot, reduce,
 ...) build their own loops through the same builder. Both mark the loops whose
@@ -14,34 +15,39 @@ from ..hlo.shape import ArrayShape, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, KernelBuilder, compute_type, store_value
 from ..ops.registry import KEEPS_INDEX, rule
+from .fused import fused_computation, kernel_op
 from .names import NameSupply
 from ..hlo.opcodes import Op
 
 
 
-def fused_producers(comp: Computation, root: Instruction, roles: dict[str, str]) -> set[str]:
-    seen: set[str] = set()
-    todo = list(root.operands)
-    while todo:
-        n = todo.pop()
-        if n in seen or roles.get(n) != "fused":
-            continue
-        seen.add(n)
-        todo.extend(comp.get(n).operands)
-    return seen
+def kernel_members(m: Module, ins: Instruction) -> tuple[Computation, set[str]]:
+    """The computation a kernel's instructions live in and the names of those it computes
+    inline (the fused computation's, parameters and scalar constants aside; none for a
+    bare kernel)."""
+    fc = fused_computation(m, ins)
+    if fc is None:
+        return Computation("", (ins,), ins.name), set()
+    inline = {i.name for i in fc.instructions
+              if i.opcode != Op.PARAMETER and not (i.opcode == Op.CONSTANT and _is_scalar(i))}
+    return fc, inline - {fc.root}
 
 
-def _is_flat(comp: Computation, names: set[str]) -> bool:
+def _is_scalar(ins: Instruction) -> bool:
+    return isinstance(ins.shape, ArrayShape) and ins.shape.rank == 0
+
+
+def _is_flat(producers: dict[str, Instruction], names: set[str]) -> bool:
     """Whether every instruction of a kernel reads its operands at the element it computes
     (so one flat loop over the linear index computes it, and it may write over a buffer it
     reads for the last time)."""
     for n in names:
-        ins = comp.get(n)
+        ins = producers[n]
         r = rule(ins.opcode)
         if r is None or KEEPS_INDEX not in r.traits:
             return False
         # elementwise ops with scalar operands broadcast implicitly (select/clamp)
-        if any(isinstance(comp.get(o).shape, ArrayShape) and comp.get(o).shape.rank == 0
+        if any(isinstance(producers[o].shape, ArrayShape) and producers[o].shape.rank == 0
                and isinstance(ins.shape, ArrayShape) and ins.shape.rank > 0 for o in ins.operands):
             return False
     return True
@@ -86,48 +92,69 @@ class ScalarFunctions:
         return K.Function(cname, tuple(pvars), kb.body(), vals, f"HLO computation {comp.name}")
 
 
-def kernel_body(comp: Computation, ins: Instruction, roles: dict[str, str], buffers: dict[str, K.Buf],
-                outs: list[K.Buf], scalars: dict[str, K.Expr], functions: ScalarFunctions,
-                scratch: K.Buf, scratch_bytes: int, subprogram=None) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
-    """The IR statements of the kernel materializing `ins`, the fused instruction names, the
-    arena scratch bytes it uses, and whether it takes the thread pool itself."""
-    fused = fused_producers(comp, ins, roles)
-    producers = {i.name: i for i in comp.instructions}
-    kb = KernelBuilder(fused | {ins.name}, producers, buffers, rule, scalars)
+def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str, str],
+                buffers: dict[str, K.Buf], outs: list[K.Buf], scalars: dict[str, K.Expr],
+                functions: ScalarFunctions, scratch: K.Buf, scratch_bytes: int,
+                subprogram=None) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
+    """The IR statements of the kernel materializing `ins` (an instruction of `comp`, bare
+    or a fusion of `m`), the fused instruction names, the arena scratch bytes it uses, and
+    whether it takes the thread pool itself. `buffers` holds every materialized value it
+    reads (a fusion's parameters are named after them)."""
+    fc = fused_computation(m, ins)
+    if fc is None:
+        fused: set[str] = set()
+        producers = {i.name: i for i in comp.instructions}
+        consts = scalars
+        top = ins
+    else:
+        _, fused = kernel_members(m, ins)
+        producers = {i.name: i for i in fc.instructions}
+        consts = dict(scalars)
+        consts.update((i.name, scalar_literal(i)) for i in fc.instructions
+                      if i.opcode == Op.CONSTANT and _is_scalar(i))
+        top = fc.root_instruction
+    kop = kernel_op(m, ins, heroes)
+    kb = KernelBuilder(fused | {top.name}, producers, buffers, rule, consts)
     kb.scalar_function = functions.get
     kb.scalar_computation = functions.module.computation
     kb.subprogram = subprogram
     kb.scratch = scratch
     kb.scratch_bytes = scratch_bytes
-    r = rule(ins.opcode)
+    if kop is not top:  # a GEMM hero with an epilogue: its value comes from the GEMM's rows
+        kb.fused.discard(kop.name)
+        kb.epilogue = top
+    r = rule(kop.opcode)
     if r is not None and r.kernel is not None:
-        r.kernel(kb, ins, outs)
+        r.kernel(kb, kop, outs)
         return kb.body(), fused, kb.scratch_bytes, kb.uses_pool
     (out,) = outs
-    shape = ins.array_shape
-    if _is_flat(comp, fused | {ins.name}) and shape.rank != 1:
+    shape = top.array_shape
+    if _is_flat(producers, fused | {top.name}) and shape.rank != 1:
         i = kb.loop("i", shape.size, (K.PARALLEL, K.VECTOR))
-        val = kb.value(ins, Index(shape.dims, linear=i))
+        val = kb.value(top, Index(shape.dims, linear=i))
         kb.store(out, i, store_value(shape.dtype, val))
         kb.close()
         return kb.body(), fused, 0, False
     names = [kb.loop(f"i{d}", n, (K.PARALLEL,) if d < shape.rank - 1 else (K.PARALLEL, K.VECTOR))
              for d, n in enumerate(shape.dims)]
     idx = Index(shape.dims, tuple(names))
-    val = kb.value(ins, idx)
+    val = kb.value(top, idx)
     kb.store(out, kb.linear(idx), store_value(shape.dtype, val))
     for _ in names:
         kb.close()
     return kb.body(), fused, 0, False
 
 
-def elementwise_kernel(comp: Computation, ins: Instruction, roles: dict[str, str]) -> bool:
-    """Whether the kernel of `ins` reads every buffer at the element it writes (a loop
-    kernel of elementwise ops only), so it may write over a buffer it reads last."""
-    r = rule(ins.opcode)
-    if r is None or r.kernel is not None or not isinstance(ins.shape, ArrayShape):
+def elementwise_kernel(m: Module, comp: Computation, ins: Instruction) -> bool:
+    """Whether the kernel of `ins` (in `comp`) reads every buffer at the element it writes
+    (a loop kernel of elementwise ops only), so it may write over a buffer it reads last."""
+    fc, fused = kernel_members(m, ins)
+    top = fc.get(fc.root)
+    r = rule(top.opcode)
+    if r is None or r.kernel is not None or not isinstance(top.shape, ArrayShape):
         return False
-    return _is_flat(comp, fused_producers(comp, ins, roles) | {ins.name})
+    scope = fc if fused_computation(m, ins) is not None else comp
+    return _is_flat({i.name: i for i in scope.instructions}, fused | {top.name})
 
 
 def copy_body(src: K.Buf, dst: K.Buf, n: int) -> tuple[K.Stmt, ...]:

@@ -11,7 +11,8 @@ from ..hlo.ir import Computation, Instruction, Literal, Module
 from ..passes import PASS_NAMES, run_graph_passes
 from .assemble import build_program
 from .delayout import remove_layouts
-from .fusion import FusionPlan, plan_fusion
+from .fused import Fused, form_fusions
+from .fusion import plan_fusion
 from .inline import inline_calls
 from .names import NameSupply
 from .order import topo_order
@@ -27,7 +28,7 @@ STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "split", "fusio
 @dataclass(frozen=True, slots=True)
 class LowerResult:
     module: Module  # the simplified entry computation's module
-    fusion: FusionPlan
+    fusion: Fused
     program: Program
 
 
@@ -57,17 +58,18 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     m, live = run_graph_passes(m, live, dump, SPLIT, 1)  # large reductions with few results: in chunks, for threads
     m = _topo_sorted(m)
     entry = m.entry_computation
-    fplan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views
-    dump("fusion", fplan)
+    plan = plan_fusion(entry, {n for n, _ in live}, source_text)   # kernels, fused values, views, epilogues
+    fused = form_fusions(m, entry, plan.roles, plan.order, plan.epilogues)  # as fusion instructions
+    dump("fusion", fused.module)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
-    subs = lower_control_flow(m, entry, fplan.order, name, target, source, source_text, names,  # loop and
+    subs = lower_control_flow(m, entry, plan.order, name, target, source, source_text, names,  # loop and
                               {} if programs is None else programs, lower)                   # branch bodies
     dump("subprograms", subs)
-    program = build_program(m, entry, fplan, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
+    program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
                             subprograms=subs)
     dump("program", program)
-    return LowerResult(m, fplan, program)
+    return LowerResult(m, fused, program)
 
 
 def _topo_sorted(m: Module) -> Module:

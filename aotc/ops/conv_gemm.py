@@ -171,14 +171,31 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         kb.close()
 
     def gemm_rows(first: K.Expr, count: K.Expr, a: K.Buf, cbuf: K.Buf | None, base: K.Expr) -> None:
-        """C rows [first, first + count) from im2col rows `a` (scratch from byte `base` on)."""
+        """C rows [first, first + count) from im2col rows `a` (scratch from byte `base` on),
+        then the epilogue on those rows while they are in cache, if the kernel has one."""
         scratch = K.Ptr(kb.scratch, base, elem=U8, byte_view=True)
         call(count, K.Ptr(a), K.Ptr(b), K.Ptr(out, first * O) if cbuf is None else K.Ptr(cbuf), scratch)
-        if cbuf is not None:
+        if kb.epilogue is not None:
+            src, at = (out, first * O) if cbuf is None else (cbuf, ZERO)
+            kb.apply_epilogue(instr, out, src, at, first, count, O)
+        elif cbuf is not None:
             store_rows(cbuf, first, count)
 
+    # an epilogue whose result type is not the GEMM's needs result rows of its own
+    own_c = kb.epilogue is not None and plan.direct_c and out.dtype != T
+    own_bytes = _align(plan.rows * O * (T.bits // 8))
+
+    def result_rows(at: K.Expr, index: K.Expr, copies: int) -> K.Buf | None:
+        """The scratch rows the GEMM writes (None: straight into the output)."""
+        if not plan.direct_c:
+            return scratch_at(at, "cbuf", plan.rows * O)
+        if not own_c:
+            return None
+        kb.need_scratch(plan.scratch_bytes + copies * own_bytes)
+        return scratch_at(index * own_bytes + plan.scratch_bytes, "cbuf", plan.rows * O)
+
     if plan.direct_a:
-        cbuf = None if plan.direct_c else scratch_at(K.Const(plan.off_chunk + plan.off_c), "cbuf", plan.P * O)
+        cbuf = result_rows(K.Const(plan.off_chunk + plan.off_c), ZERO, 1)
         gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
         return
 
@@ -219,7 +236,7 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         ch = kb.loop(kb.fresh("chunk"), plan.chunks, (K.PARALLEL,))
         base = kb.let(ch * plan.chunk_bytes + plan.off_chunk, "base")
         a = scratch_at(base + plan.off_a, "col", plan.rows * Kd)
-        cbuf = None if plan.direct_c else scratch_at(base + plan.off_c, "cbuf", plan.rows * O)
+        cbuf = result_rows(base + plan.off_c, ch, plan.chunks)
         blk = kb.loop(kb.fresh("blk"), plan.blocks)
         p0 = kb.let((ch * plan.blocks + blk) * plan.rows, "p0")
         i = kb.loop(kb.fresh("i"), plan.rows)
@@ -241,7 +258,7 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
     # one block of rows at a time, filled in pixel order; the GEMM runs when the block is full
     base = K.Const(plan.off_chunk)
     a = scratch_at(base + plan.off_a, "col", plan.rows * Kd)
-    cbuf = None if plan.direct_c else scratch_at(base + plan.off_c, "cbuf", plan.rows * O)
+    cbuf = result_rows(base + plan.off_c, ZERO, 1)
     r = kb.local(K.INDEX, ZERO, "r")  # rows filled in the current block
     p0 = kb.local(K.INDEX, ZERO, "p0")  # the block's first output pixel
     o_var = {}

@@ -209,5 +209,10 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: K.Buf, ob: K.Expr
     kb.close()
 
 
+def _takes_epilogue(instr: Instruction, shapes: list[Shape]) -> bool:
+    """Convolutions run as GEMM apply their elementwise consumers to each block of rows."""
+    return gemm_conv_plan(instr, shapes[0], shapes[1]) is not None
+
+
 RULES.append(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,
-                buffered_operands=True))
+                    buffered_operands=True, epilogue=_takes_epilogue))

@@ -155,6 +155,11 @@ def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     return _widen_layout(instr, shapes[0], shapes[1])[3] + _parts(plan) * _gemm_bytes(instr, shapes[0], shapes[1], plan)
 
 
+def _takes_epilogue(instr: Instruction, shapes: list[Shape]) -> bool:
+    """Dots on the packed GEMM apply their elementwise consumers to their output rows."""
+    return gemm_plan(instr, shapes[0], shapes[1]) is not None
+
+
 def _dot_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
@@ -163,6 +168,12 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     plan = gemm_plan(instr, lhs, rhs)
     if plan is None:
         _emit_loops(kb, instr, lhs, rhs, out)
+        return
+    if kb.epilogue is not None and not _widened(instr, lhs, rhs) and prod(plan.batch) == 1:
+        _emit_gemm_epilogue(kb, instr, plan, lbuf, rbuf, out)
+        return
+    if kb.epilogue is not None:  # batched or widened: the whole product, then the epilogue
+        _emit_whole_then_epilogue(kb, instr, plan, lhs, rhs, lbuf, rbuf, out)
         return
     if not _widened(instr, lhs, rhs):
         _emit_gemm(kb, instr, plan, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
@@ -193,6 +204,94 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
         i = kb.loop(kb.fresh("i"), instr.array_shape.size, (K.VECTOR,))
         kb.store(out, i, store_value(odt, K.Load(res, i)))
         kb.close()
+
+
+def _chunks(p: GemmPlan) -> int:
+    """Row ranges of a GEMM with an epilogue that threads may take: each has scratch of its
+    own and at least 2 rows (a 1-row product sums in another order)."""
+    if p.m * p.n * p.k < THREADED_MACS:
+        return 1
+    return next((c for c in (GEMM_PARTS, 2) if p.m >= 2 * c), 1)
+
+
+def _epilogue_scratch(kb, instr, p: GemmPlan, direct: bool) -> tuple[int, int]:
+    """(bytes of one row range's scratch, where its result rows start) for `_chunks` ranges."""
+    es = 8 if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" else 4
+    rows = -(-p.m // _chunks(p))
+    gemm = _up64(gemm_scratch_bytes(rows, p.n, p.k, es))
+    return gemm + (0 if direct else _up64(rows * p.n * es)), gemm
+
+
+def _emit_gemm_epilogue(kb, instr, p: GemmPlan, lbuf: K.Buf, rbuf: K.Buf, out: K.Buf) -> None:
+    """The product in row ranges (threads may split them, each with scratch of its own),
+    each range's epilogue applied right after its GEMM, while its rows are in cache. The
+    result rows go straight to the output when it has the GEMM's type (the epilogue then
+    works in place), else to scratch."""
+    elem = DTYPES["f64"] if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" \
+        else F32
+    fn = "aotc_dgemm" if elem.name == "f64" else "aotc_sgemm"
+    direct = out.dtype == elem
+    chunks = _chunks(p)
+    chunk_bytes, c_at = _epilogue_scratch(kb, instr, p, direct)
+    kb.need_scratch(chunks * chunk_bytes)
+    ch: K.Expr = kb.loop(kb.fresh("ch"), chunks, (K.PARALLEL,)) if chunks > 1 else K.Const(0)
+    lo = kb.let(ch * p.m // chunks, "first") if chunks > 1 else K.Const(0)
+    if p.m % chunks == 0:
+        rows: K.Expr = K.Const(p.m // chunks)
+    else:
+        rows = kb.let((ch + 1) * p.m // chunks - lo, "rows")
+    base = kb.let(ch * chunk_bytes, "base") if chunks > 1 else K.Const(0)
+    scratch = K.Ptr(kb.scratch, base, elem=DTYPES["u8"], byte_view=True)
+    if direct:
+        dst, dst_at = out, lo * p.n
+    else:
+        name = kb.fresh("rows_c")
+        kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, base + c_at, elem=elem, byte_view=True)))
+        dst, dst_at = K.Buf(name, elem, -(-p.m // chunks) * p.n), K.Const(0)
+    work = (p.m // chunks) * p.n * p.k // 32
+    kb.emit(K.CallStmt(fn, (rows, K.Const(p.n), K.Const(p.k), K.Ptr(lbuf, lo * p.a_rs), K.Const(p.a_rs),
+                            K.Const(p.a_cs), K.Ptr(rbuf), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(dst, dst_at),
+                            K.Const(p.n), scratch), work))
+    kb.apply_epilogue(instr, out, dst, dst_at, lo, rows, p.n)
+    if chunks > 1:
+        kb.close()
+
+
+def _emit_whole_then_epilogue(kb, instr, p: GemmPlan, lhs: ArrayShape, rhs: ArrayShape, lbuf: K.Buf,
+                              rbuf: K.Buf, out: K.Buf) -> None:
+    """A batched or widened product computed whole, then its epilogue over every row."""
+    rows = prod(p.batch) * p.m
+    if _widened(instr, lhs, rhs):
+        res = K.Buf(kb.fresh("res"), F32, instr.array_shape.size)
+        a, b, c, g = _widen_layout(instr, lhs, rhs)
+        srcs = []
+        for buf, shape, off in ((lbuf, lhs, a), (rbuf, rhs, b)):
+            if shape.dtype.name == "f32":
+                srcs.append(buf)
+                continue
+            name = kb.fresh("wide")
+            kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, K.Const(off), elem=F32, byte_view=True)))
+            dst = K.Buf(name, F32, shape.size)
+            i = kb.loop(kb.fresh("i"), shape.size, (K.VECTOR,))
+            kb.store(dst, i, load_value(shape.dtype, K.Load(buf, i)))
+            kb.close()
+            srcs.append(dst)
+        kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(c), elem=F32, byte_view=True)))
+        _emit_gemm(kb, instr, p, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res),
+                   K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
+        kb.apply_epilogue(instr, out, res, K.Const(0), K.Const(0), K.Const(rows), p.n)
+        return
+    elem = instr.array_shape.dtype
+    if out.dtype == elem:
+        _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
+        kb.apply_epilogue(instr, out, out, K.Const(0), K.Const(0), K.Const(rows), p.n)
+        return
+    own = _dot_scratch(instr, [lhs, rhs])
+    kb.need_scratch(own + _up64(instr.array_shape.size * elem.nbytes))
+    res = K.Buf(kb.fresh("res"), elem, instr.array_shape.size)
+    kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(own), elem=elem, byte_view=True)))
+    _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(res), K.Ptr(kb.scratch))
+    kb.apply_epilogue(instr, out, res, K.Const(0), K.Const(0), K.Const(rows), p.n)
 
 
 def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch: K.Expr) -> None:
@@ -271,4 +370,5 @@ def _as(x: K.Expr, ty) -> K.Expr:
     return x if x.ty == ty else K.Cast(x, ty)
 
 
-RULES.append(OpRule("dot", shape=_dot_shape, kernel=_dot_kernel, scratch_bytes=_dot_scratch, buffered_operands=True))
+RULES.append(OpRule("dot", shape=_dot_shape, kernel=_dot_kernel, scratch_bytes=_dot_scratch, buffered_operands=True,
+                    epilogue=_takes_epilogue))

@@ -1,26 +1,32 @@
 """The op registry: one explicit dict from opcode to its `OpRule`, gathered from the
-`RULES` list of every op family module. Nothing else in aotc maps opcodes to behaviour.
+`RULES` list of every op family module, and one from custom-call target to the rule
+defining it (rules with `target` set), behind the one `custom-call` rule. Nothing else in
+aotc maps opcodes or targets to behaviour.
 """
 from __future__ import annotations
 
 from . import (control, convolution, data, dot, dynamic, elementwise, gather_scatter, reduce, shape_ops, sort,
                window)
+from .custom_call import custom_call_rule
 from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, OpRule, ShapeError  # noqa: F401  (re-exported)
 
 FAMILIES = (data, elementwise, shape_ops, reduce, dot, gather_scatter, dynamic, sort, control, window, convolution)
 
 
-def _gather() -> dict[str, OpRule]:
+def _gather() -> tuple[dict[str, OpRule], dict[str, OpRule]]:
     out: dict[str, OpRule] = {}
+    targets: dict[str, OpRule] = {}
     for family in FAMILIES:
         for r in family.RULES:
-            if r.opcode in out:
-                raise ValueError(f"op rule for {r.opcode} defined twice ({family.__name__})")
-            out[r.opcode] = r
-    return out
+            table, key = (targets, r.target) if r.target is not None else (out, r.opcode)
+            if key in table or (r.target is None and r.opcode == "custom-call"):
+                raise ValueError(f"op rule for {key} defined twice ({family.__name__})")
+            table[key] = r
+    out["custom-call"] = custom_call_rule(targets)
+    return out, targets
 
 
-RULES: dict[str, OpRule] = _gather()
+RULES, CUSTOM_CALL_TARGETS = _gather()  # opcode -> rule; custom_call_target -> rule
 
 
 def rules() -> dict[str, OpRule]:

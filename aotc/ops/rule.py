@@ -46,3 +46,8 @@ class OpRule:
     # runs(instr) -> the computations the op runs as sub-programs (while, conditional): they
     # are lowered, callees first, before the kernel that runs them is built
     runs: Optional[Callable[[Instruction], tuple[str, ...]]] = None
+    # epilogue(instr, operand_shapes) -> whether the kernel can apply elementwise consumers
+    # to its output rows (a GEMM): it then finds them as `kb.epilogue` (fusion.py decides)
+    epilogue: Optional[Callable[[Instruction, list[Shape]], bool]] = None
+    # for opcode "custom-call": the custom_call_target this rule defines (custom_call.py)
+    target: Optional[str] = None

@@ -8,13 +8,13 @@ into the outputs. The kernels are kernel IR: `while` loops are `Repeat`s left
 by `Break`, the comparator a call of its scalar function. `sort` calls its comparator
 computation as a C function; `topk` and custom-call TopK compare by XLA's total
 order (-NaN < -inf < ... < +inf < +NaN) as XLA:CPU does, ties keeping the lower
-index first; TopK's comparator computation is not called, as on XLA:CPU.
+index first; TopK's comparator computation is not called, as on XLA:CPU. The TopK
+custom-call target is defined here (a rule with `target`), gathered by the registry.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import located
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape, row_major_strides
@@ -235,8 +235,6 @@ def _topk_k(instr: Instruction) -> int:
 
 def _topk_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     x = shapes[0]
-    if instr.opcode == Op.CUSTOM_CALL and instr.attr("custom_call_target") != "TopK":
-        return 0
     if not isinstance(x, ArrayShape) or not x.rank:
         return 0
     k = _topk_k(instr)
@@ -288,10 +286,7 @@ RULES.append(OpRule("topk", shape=_topk_shape, kernel=_topk_kernel, scratch_byte
                 buffered_operands=True))
 
 
-def _custom_call_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    target = instr.attr("custom_call_target")
-    if target != "TopK":
-        return instr.shape  # checked when lowered: only TopK compiles
+def _topk_target_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     if len(shapes) != 1:
         raise ShapeError(f"custom-call TopK takes one operand, got {len(shapes)}")
     x = _arr(shapes[0], "TopK operand")
@@ -303,15 +298,7 @@ def _custom_call_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return _topk_result(instr, x, out.elements[0].dims[-1] if out.elements[0].rank else 0)
 
 
-def _custom_call_kernel(kb, instr: Instruction, outs) -> None:
-    target = instr.attr("custom_call_target")
-    if target != "TopK":
-        raise located(f"aotc cannot compile custom-call target \"{target}\" (instruction {instr.name}); "
-                      f"only \"TopK\" is supported", instr.loc)
-    # XLA:CPU's TopK runtime ignores the comparator (XLA only forms TopK from a
-    # total-order greater-than sort): largest first in total order, ties by index
-    _topk_kernel(kb, instr, outs)
-
-
-RULES.append(OpRule("custom-call", shape=_custom_call_shape, kernel=_custom_call_kernel, scratch_bytes=_topk_scratch,
-                buffered_operands=True))
+# custom-call TopK: XLA:CPU's TopK runtime ignores the comparator (XLA only forms TopK from
+# a total-order greater-than sort): largest first in total order, ties by index
+RULES.append(OpRule("custom-call", target="TopK", shape=_topk_target_shape, kernel=_topk_kernel,
+                    scratch_bytes=_topk_scratch, buffered_operands=True))

@@ -1,5 +1,6 @@
 """In-place reuse: an elementwise kernel writes over an arena buffer it reads for the
-last time (a decision recorded in the program), and never over one still needed."""
+last time (a decision recorded in the program), and never over one still needed.
+(`d` is a sort: a dot there would take `e` as its epilogue.)"""
 from aotc.driver import frontend, generate
 from aotc.options import CompileOptions
 
@@ -12,10 +13,17 @@ add_f32 {
   ROOT s = f32[] add(a, b)
 }
 
+lt_f32 {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT c = pred[] compare(p, q), direction=LT
+}
+
 ENTRY main {
   x = f32[64,64] parameter(0)
   w = f32[64,64] parameter(1)
-  d = f32[64,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  xw = f32[64,64] add(x, w)
+  d = f32[64,64] sort(xw), dimensions={1}, to_apply=lt_f32
   e = f32[64,64] exponential(d)
   z = f32[] constant(0)
   r0 = f32[64] reduce(e, z), dimensions={1}, to_apply=add_f32

@@ -8,7 +8,7 @@ import pkgutil
 from pathlib import Path
 
 from aotc.frontend.hlo_parser import parse_hlo
-from aotc.ops.registry import rules
+from aotc.ops.registry import CUSTOM_CALL_TARGETS, rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,3 +43,9 @@ def test_every_registered_op_has_an_xla_fixture():
     covered = _opcodes_with_fixtures()
     missing = sorted(op for op in rules() if op not in covered)
     assert not missing, f"registered ops without an XLA-oracle fixture: {', '.join(missing)}"
+
+
+def test_every_custom_call_target_has_an_xla_fixture():
+    covered = _opcodes_with_fixtures()
+    missing = sorted(t for t in CUSTOM_CALL_TARGETS if f"custom-call:{t}" not in covered)
+    assert not missing, f"custom-call targets without an XLA-oracle fixture: {', '.join(missing)}"
