@@ -124,10 +124,6 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     T, Kd, O, C = plan.elem, plan.K, plan.O, lhs.dims[c.lhs_f]
     gemm = "aotc_dgemm" if T == F64 else "aotc_sgemm"
-    head: tuple[K.Expr, ...] = ()
-    if plan.parts > 1:  # each call sliced over the pool when there is one; serial otherwise
-        gemm = f"{gemm}_threads"
-        head = (kb.pool(), K.Const(plan.parts), K.Const(plan.part_bytes, U32))
 
     def cast(v: K.Expr) -> K.Expr:
         return v if v.ty == T else K.Cast(v, T)
@@ -139,7 +135,10 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         return K.Buf(name, elem, size)
 
     def call(m: K.Expr, a: K.Expr, b: K.Expr, cdst: K.Expr, scratch: K.Expr) -> None:
-        kb.emit(K.CallStmt(gemm, head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), K.Const(1), b, K.Const(O),
+        fn, head = gemm, ()
+        if plan.parts > 1:  # each call sliced over the pool when there is one; serial otherwise
+            fn, head = f"{gemm}_threads", (kb.pool(), K.Const(plan.parts), K.Const(plan.part_bytes, U32))
+        kb.emit(K.CallStmt(fn, head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), K.Const(1), b, K.Const(O),
                                          K.Const(1), cdst, K.Const(O), scratch)))
 
     # B: (window position, input feature) x output feature
@@ -196,7 +195,23 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
 
     if plan.direct_a:
         cbuf = result_rows(K.Const(plan.off_chunk + plan.off_c), ZERO, 1)
-        gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
+        if kb.epilogue is None or plan.parts == 1 or plan.P < 2 * plan.parts:
+            gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
+            return
+        # with an epilogue: row ranges threads may split, each GEMM (scratch of its own, at
+        # least 2 rows) then its epilogue, instead of one GEMM sliced over the pool
+        n = plan.parts
+        ch = kb.loop(kb.fresh("ch"), n, (K.PARALLEL,))
+        first = kb.let(ch * plan.P // n, "first")
+        rows = K.Const(plan.P // n) if plan.P % n == 0 else kb.let((ch + 1) * plan.P // n - first, "rows")
+        scratch = K.Ptr(kb.scratch, ch * plan.part_bytes + plan.off_chunk, elem=U8, byte_view=True)
+        dst, at = (out, first * O) if cbuf is None else (cbuf, first * O)
+        kb.emit(K.CallStmt(gemm,
+                           (rows, K.Const(O), K.Const(Kd), K.Ptr(lbuf, first * Kd), K.Const(Kd), K.Const(1), K.Ptr(b),
+                            K.Const(O), K.Const(1), K.Ptr(dst, at), K.Const(O), scratch),
+                           (plan.P // n) * O * Kd // 32))
+        kb.apply_epilogue(instr, out, dst, at, first, rows, O)
+        kb.close()
         return
 
     def im2col_row(a: K.Buf, row: K.Expr, o_var: dict[int, K.Expr]) -> None:
