@@ -383,6 +383,11 @@ AOTC_INLINE double aotc__erf_f64(double x) { return erf(x); }
     int take_a = a < b || (a == b && (BITCAST_TO(a) & SIGNMASK)) || a != a;               \
     return take_a ? a : b;                                                                \
   }                                                                                       \
+  /* a > b ? a : b and a < b ? a : b, b when equal or unordered: max and min where an     \
+   * operand is a known normal constant (kernel/strength.py), and folds that check       \
+   * their result (a subnormal operand may come back flushed under DAZ) */                \
+  AOTC_INLINE T aotc_pick_gt_##N(T a, T b) { return a > b ? a : b; }                      \
+  AOTC_INLINE T aotc_pick_lt_##N(T a, T b) { return a < b ? a : b; }                      \
   /* IEEE comparison read from the bits, so DAZ does not apply (XLA:CPU compares      \
    * bf16/f16 values without flushing): -1 less, 0 equal, 1 greater, 2 unordered */     \
   AOTC_INLINE int aotc_fcmp_nodaz_##N(T a, T b) {                                         \
@@ -450,6 +455,8 @@ AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x800000
                 0x7F800000u)
 AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,
                 0x8000000000000000u, 0x7FF0000000000000u)
+/* f, or the NaN of all-ones bits when x is NaN: a fold's record of having met a NaN */
+AOTC_INLINE float aotc_flag_nan_f32(float f, float x) { return x != x ? aotc_bitcast_u32_f32(0xffffffffu) : f; }
 /* tanh(x) = x for |x| < 0.0004 passes x through as it is, subnormal or not, as
  * XLA:CPU does; no other result is subnormal.  f64 goes through libm. */
 AOTC_INLINE float aotc_tanh_f32(float a) { return aotc__tanh_f32(a); }

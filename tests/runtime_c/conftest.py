@@ -34,7 +34,7 @@ CTYPE = {
 INT_BINARY = ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "shl", "shr_logical",
               "shr_arith", "and", "or", "xor")
 INT_UNARY = ("neg", "abs", "sign", "popcnt", "clz", "not")
-FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min", "rem", "pow", "atan2")
+FLOAT_BINARY = ("add", "sub", "mul", "div", "max", "min", "pick_gt", "pick_lt", "rem", "pow", "atan2")
 FLOAT_UNARY = ("neg", "abs", "sign", "round_afz", "round_even", "floor", "ceil", "sqrt", "rsqrt",
                "cbrt", "exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "tan", "erf",
                "logistic")

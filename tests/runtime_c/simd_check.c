@@ -102,6 +102,9 @@ static float s_div(float a, float b) { return a / b; }
   static F P##_neg(F a) { return aotc_##P##_neg(a); }                                              \
   static F P##_max(F a, F b) { return aotc_##P##_max(a, b); }                                      \
   static F P##_min(F a, F b) { return aotc_##P##_min(a, b); }                                      \
+  static F P##_pick_gt(F a, F b) { return aotc_##P##_pick_gt(a, b); }                              \
+  static F P##_pick_lt(F a, F b) { return aotc_##P##_pick_lt(a, b); }                              \
+  static F P##_flag_nan(F a, F b) { return aotc_##P##_flag_nan(a, b); }                            \
   static F P##_add(F a, F b) { return aotc_##P##_add(a, b); }                                      \
   static F P##_sub(F a, F b) { return aotc_##P##_sub(a, b); }                                      \
   static F P##_mul(F a, F b) { return aotc_##P##_mul(a, b); }                                      \
@@ -119,6 +122,9 @@ static float s_div(float a, float b) { return a / b; }
     bad += check_unary_##P("neg", P##_neg, aotc_neg_f32);                                          \
     bad += check_binary_##P("max", P##_max, aotc_max_f32);                                         \
     bad += check_binary_##P("min", P##_min, aotc_min_f32);                                         \
+    bad += check_binary_##P("pick_gt", P##_pick_gt, aotc_pick_gt_f32);                             \
+    bad += check_binary_##P("pick_lt", P##_pick_lt, aotc_pick_lt_f32);                             \
+    bad += check_binary_##P("flag_nan", P##_flag_nan, aotc_flag_nan_f32);                          \
     bad += check_binary_##P("add", P##_add, s_add);                                               \
     bad += check_binary_##P("sub", P##_sub, s_sub);                                                \
     bad += check_binary_##P("mul", P##_mul, s_mul);                                                \

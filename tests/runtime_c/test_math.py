@@ -122,6 +122,29 @@ def test_totalorder(rt, t):
     assert keys == sorted(keys) and len(set(keys)) == len(keys), keys
 
 
+@pytest.mark.parametrize("t", FLOAT_TYPES)
+def test_picks_are_max_and_min_at_normal_bounds(rt, t):
+    """kernel/strength.py writes max(x, c) with c a positive normal number or +inf as
+    pick_gt(c, x), and min(x, c) with c negative as pick_lt(c, x): the same bits for every
+    x (NaNs, signed zeros, subnormals, c itself, infinities)."""
+    lib = rt.lib
+    mk, big, tiny = (bits_f32, 3.4028234663852886e38, 1.401298464324817e-45) if t == "f32" else \
+        (bits_f64, 1.7976931348623157e308, 5e-324)
+    nans = [mk(0x7FC00001), mk(0xFFC00123)] if t == "f32" else [mk(0x7FF8000000000001), mk(0xFFF8000000000123)]
+    normal = float(np.finfo(np.float32 if t == "f32" else np.float64).tiny)
+    rng = np.random.default_rng(11)
+    xs = [0.0, -0.0, tiny, -tiny, normal, -normal, 1.0, -1.0, big, -big, INF, -INF, *nans]
+    xs += [float(v) for v in rng.standard_normal(300) * 10.0 ** rng.integers(-40, 38, 300)]
+    as_bits = (lambda v: np.float32(v).view(np.uint32)) if t == "f32" else (lambda v: np.float64(v).view(np.uint64))
+    for c in (normal, 0.1, 1.0, 3.0e4, big, INF):
+        xs_c = xs + [c, -c]
+        for x in xs_c:
+            for fn, pick, bound in (("max", "pick_gt", c), ("min", "pick_lt", -c)):
+                want = getattr(lib, f"aotc_{fn}_{t}")(x, bound)
+                assert as_bits(getattr(lib, f"aotc_{pick}_{t}")(bound, x)) == as_bits(want), (fn, x, bound)
+                assert as_bits(getattr(lib, f"aotc_{fn}_{t}")(bound, x)) == as_bits(want), (fn, x, bound)
+
+
 # ------------------------------------------------------------------ half precision
 
 def _as_bits16(a: np.ndarray) -> np.ndarray:

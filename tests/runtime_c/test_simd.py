@@ -46,3 +46,30 @@ def test_vector_lanes_give_the_scalar_bits(tmp_path, cc, flags, isa, runner):
     assert run.returncode == 0, run.stdout[-3000:]
     if isa is not None:
         assert run.stdout.startswith(f"simd {isa}\n")
+
+
+def _exhaustive_cases():
+    if not (is_x86_64() and {"avx2", "fma"} <= cpu_flags()):
+        return [("-O2", "-DAOTC_SIMD_SCALAR")]
+    out = [("-O2", "-march=native", "-mno-avx512f")]
+    if "avx512f" in cpu_flags():
+        out.append(("-O2", "-march=native"))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", _exhaustive_cases(), ids=" ".join)
+@pytest.mark.parametrize("env", [False, True], ids=["ieee", "ftz"])
+def test_exp_tanh_logistic_on_every_f32(tmp_path, flags, env):
+    """The vector exp, tanh and logistic drop selects the scalar helpers have (exp's overflow
+    and flush, tanh's clamp compares): right only because of what the polynomials give at
+    the bounds, so every f32 input is checked."""
+    cc = "gcc" if shutil.which("gcc") else "clang"
+    src = tmp_path / "simd_exhaustive.c"
+    src.write_text(runtime_source() + "\n" + (HERE / "simd_exhaustive.c").read_text())
+    exe = tmp_path / "simd_exhaustive"
+    build = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", *flags, str(src), "-o", str(exe),
+                            "-lm", "-lpthread"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)] + (["env"] if env else []), capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:]
