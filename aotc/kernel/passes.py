@@ -11,11 +11,13 @@ from .hoist import hoist_invariants
 from .parallel import collapse_outer, split_range, worth_threads
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
+from .strength import pick_constant_bounds
 from .vectorize import mark_simd
 
 KERNEL_PASSES = (
     ("dce", remove_unused_values),      # values nothing reads (builders may compute eagerly)
     ("simplify", simplify_indices),     # affine index arithmetic in simplest form
+    ("strength", pick_constant_bounds), # max/min with a normal constant as one compare-and-pick
     ("hoist", hoist_invariants),        # loop-invariant values and folds computed once, before their loop
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)
     ("resimplify", simplify_indices),   # the merged loops' indices
