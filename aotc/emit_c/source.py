@@ -10,6 +10,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import runtime_source
 from .api import emit_api
@@ -76,6 +77,29 @@ def _all_programs(p: Program) -> list[Program]:
 
     visit(p)
     return out
+
+
+def _called(bodies, functions) -> set[str]:
+    """Names the kernel bodies call, directly or through the functions they call: a reducer
+    whose fold was written inline is not printed (clang's -Wunused-function)."""
+    by_name = {f.name: f for f in functions}
+    seen: set[str] = set()
+    todo = [(b, ()) for b in bodies]
+    while todo:
+        body, results = todo.pop()
+        exprs = [e for st in K.walk(body) for e in K.stmt_exprs(st)] + list(results)
+        names = [st.fn for st in K.walk(body) if isinstance(st, K.CallStmt)]
+        while exprs:
+            e = exprs.pop()
+            if isinstance(e, K.Call):
+                names.append(e.fn)
+            exprs.extend(K.children(e))
+        for n in names:
+            if n not in seen:
+                seen.add(n)
+                if n in by_name:
+                    todo.append((by_name[n].body, by_name[n].results))
+    return seen
 
 
 def _emit_kernels(p: Program, out: list[str]) -> None:
@@ -175,7 +199,8 @@ def emit_source(p: Program, header_name: str) -> str:
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
             "/* ---------------------------------------------------------------- scalar functions */"]
-    fns = _merge(((f.name, function(f)) for q in programs for f in q.functions), "scalar function")
+    called = _called([k.body for q in programs for k in q.kernels], [f for q in programs for f in q.functions])
+    fns = _merge(((f.name, function(f)) for q in programs for f in q.functions if f.name in called), "scalar function")
     out += list(fns.values())
     _assert_unique([k.cname for q in programs for k in q.kernels] + [q.name for q in programs]
                    + [c.cname for c in consts] + list(fns), "file-scope")

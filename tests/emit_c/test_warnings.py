@@ -79,3 +79,19 @@ def test_two_models_link_into_one_program(tmp_path):
     nm = subprocess.run(["nm", "-g", "--defined-only", a + ".o"], capture_output=True, text=True).stdout
     public = [line.split()[-1] for line in nm.splitlines() if line.strip()]
     assert public and all(s.startswith("first_") for s in public), public
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+def test_reducers_folded_inline_are_not_printed(tmp_path, cc):
+    """Softmax's row max and sum fold with inline f32 arithmetic: their reducer functions
+    are called by nothing and left out (clang warns on an unused static function)."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks")
+    fe = frontend(os.path.join(root, "softmax.hlo"), os.path.join(root, "softmax.yaml"))
+    out = str(tmp_path / "libsoftmax")
+    gen = generate(fe, out, CompileOptions())
+    assert "r_region_0_1" not in gen.c_text
+    with open(out + ".c", "w") as f:
+        f.write(gen.c_text)
+    with open(out + ".h", "w") as f:
+        f.write(gen.h_text)
+    _cc([cc, "-std=c11", *WARN, "-O2", "-c", out + ".c", "-o", out + ".o"])
