@@ -8,6 +8,7 @@ inputs through the element expressions so elementwise producers fuse in.
 from __future__ import annotations
 
 from ..hlo.ir import Instruction
+from ..hlo.opcodes import Op
 from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
@@ -133,7 +134,71 @@ def _lanes_apply(kb, instr: Instruction, in_dims, rdims) -> bool:
 
 def _lane_reduction(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, fn: str, ty) -> None:
     """acc = fold of fn over the reduced dimensions, the innermost (contiguous) one in
-    LANES interleaved partial results combined at the end."""
+    LANES interleaved partial results combined at the end. An f32 max or min first tries
+    the quick fold (`_picked_extreme`) and folds exactly only when that cannot answer."""
+    pick = _PICKS.get(_reducer_root(kb, instr).opcode) if kb.producers[instr.operands[0]].array_shape.dtype == F32 \
+        else None
+    if pick is None:
+        _exact_lanes(kb, instr, in_dims, rdims, sub, acc, fn, ty)
+        return
+    top = _picked_extreme(kb, instr, in_dims, rdims, sub, acc, pick)
+    kb.else_()
+    _exact_lanes(kb, instr, in_dims, rdims, sub, acc, fn, ty)
+    kb.close()
+
+
+# the quick fold of an f32 max or min: `x > top ? x : top` keeps the largest number and skips
+# NaNs (one instruction a vector), a second array notes whether a NaN was met. Without a
+# NaN, the largest number is the exact result when it is normal or infinite (then no signed
+# zero or flushed subnormal can be it): max(fold) does not depend on the order. Otherwise
+# (a NaN, whose payload depends on the order, or a zero or subnormal top) the exact fold runs.
+PICK_LANES = 32
+_PICKS = {Op.MAXIMUM: "aotc_pick_gt_f32", Op.MINIMUM: "aotc_pick_lt_f32"}
+_MIN_NORMAL = 1.1754943508222875e-38
+
+
+def _picked_extreme(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, pick: str) -> K.Var:
+    """Emits the quick fold and opens `if (it answered) acc = its result;` (the caller adds
+    the else branch and closes it)."""
+    tops = K.Buf(kb.fresh("top"), F32, PICK_LANES)
+    nans = K.Buf(kb.fresh("nan_seen"), F32, PICK_LANES)
+    kb.emit(K.ArrayDecl(tops, acc))
+    kb.emit(K.ArrayDecl(nans, K.Const(0.0, F32)))
+    *outer, inner = rdims
+    for j, d in enumerate(outer):
+        sub[d] = kb.loop(kb.fresh(f"r{j}"), in_dims[d], (K.REDUCTION,))
+    n = in_dims[inner]
+    body = n - n % PICK_LANES
+
+    def fold_at(pos: K.Expr, lane: K.Expr) -> None:
+        sub[inner] = pos
+        x = kb.operand(instr, 0, Index(in_dims, tuple(sub)))
+        kb.store(tops, lane, K.Call(pick, (x, K.Load(tops, lane)), F32))
+        kb.store(nans, lane, K.Call("aotc_flag_nan_f32", (K.Load(nans, lane), x), F32))
+    j = kb.loop(kb.fresh("j"), body, (K.REDUCTION,), step=PICK_LANES)
+    lane = kb.loop(kb.fresh("l"), PICK_LANES, (K.VECTOR,))
+    fold_at(j + lane, lane)
+    kb.close()
+    kb.close()
+    if body < n:
+        fold_at(kb.loop(kb.fresh("j"), n, (K.REDUCTION,), start=body), K.Const(0))
+        kb.close()
+    for _ in outer:
+        kb.close()
+    top = kb.local(F32, K.Load(tops, K.Const(0)), "top")
+    met = kb.local(F32, K.Load(nans, K.Const(0)), "nan_met")
+    lane = kb.loop(kb.fresh("l"), PICK_LANES, (), start=1)
+    kb.assign(top, K.Call(pick, (K.Load(tops, lane), top), F32))
+    kb.assign(met, K.Binary("+", met, K.Load(nans, lane), F32))
+    kb.close()
+    answered = K.Binary("&&", K.Binary("==", met, K.Const(0.0, F32), K.BOOL),
+                        K.Binary(">=", K.Call("aotc_abs_f32", (top,), F32), K.Const(_MIN_NORMAL, F32), K.BOOL), K.BOOL)
+    kb.if_(answered)
+    kb.assign(acc, top)
+    return top
+
+
+def _exact_lanes(kb, instr: Instruction, in_dims, rdims, sub, acc: K.Var, fn: str, ty) -> None:
     lanes = K.Buf(kb.fresh("lane"), ty, LANES)
     kb.emit(K.ArrayDecl(lanes, acc))
     *outer, inner = rdims
@@ -170,10 +235,14 @@ _F32_COMBINE = {"add": lambda a, b: K.Binary("+", a, b, F32), "multiply": lambda
                 "minimum": lambda a, b: K.Call("aotc_min_f32", (a, b), F32)}
 
 
+def _reducer_root(kb, instr: Instruction) -> Instruction:
+    return kb.scalar_computation(instr.attr("to_apply")).root_instruction
+
+
 def _combiner(kb, instr: Instruction, fn: str, ty):
     """(a, b) -> the reducer applied to a and b: inline f32 arithmetic when the reducer is
     one f32 op of its two parameters, else a call of its function."""
-    root = kb.scalar_computation(instr.attr("to_apply")).root_instruction
+    root = _reducer_root(kb, instr)
     if kb.producers[instr.operands[0]].array_shape.dtype == F32 and root.opcode in _F32_COMBINE:
         return _F32_COMBINE[root.opcode]
     return lambda a, b: K.Call(fn, (a, b), ty)
