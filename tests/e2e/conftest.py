@@ -8,12 +8,13 @@ directory by `pytest_generate_tests`.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -280,48 +281,103 @@ def have_aarch64() -> tuple[bool, str]:
     return (not missing, "missing " + " and ".join(missing) if missing else "")
 
 
-def _compile_and_load(case: FixtureCase, root: Path):
+# ------------------------------------------------------------------ run settings
+
+# The thread counts every op-table case runs with (the pool splits work from 2 on).
+OP_TABLE_THREADS = (1, 2)
+
+
+# ------------------------------------------------------------------ user compiler flags
+
+# The flags a user's build may pass to the generated .c: each optimization level and
+# the user-style `-O2 -march=native`, under gcc and clang, with aotc's own relaxations
+# undone (-ftrapping-math -fmath-errno). Results must not depend on them.
+USER_FLAGS = {"O1": ("-O1", ()), "O2": ("-O2", ()), "O3": ("-O3", ()), "Os": ("-Os", ()),
+              "O2-native": ("-O2", ("-march=native",))}
+FLAG_MATRIX = [(cc, f) for cc in ("gcc", "clang") for f in USER_FLAGS]
+FLAG_MATRIX_IDS = [f"{c}-{f}" for c, f in FLAG_MATRIX]
+
+
+def user_flag_options(cc: str, flags: str):
+    """The CompileOptions of one (compiler, flag set) of FLAG_MATRIX."""
+    from aotc.options import CompileOptions
+
+    opt, extra = USER_FLAGS[flags]
+    return CompileOptions(cc=cc, opt_level=opt, cflags=("-ftrapping-math", "-fmath-errno", *extra))
+
+
+def user_flag_label(cc: str, flags: str) -> str:
+    opt, extra = USER_FLAGS[flags]
+    return " ".join((cc, opt, *extra))
+
+
+# ------------------------------------------------------------------ builds
+
+def _compile_and_load(case: FixtureCase, root: Path, options=None):
+    """Compile with aotc's default options (options None) or with `options`
+    (its `emit` is replaced), then load."""
     aotc = require_aotc("compile", "load", "CompileOptions")
-    out = root / case.name
+    if options is None:
+        out = root / case.name
+        # One C compile gives both the object file and the shared library load() uses.
+        options = aotc.CompileOptions(emit=("o", "so"))
+    else:
+        out = root / _options_dir(options) / case.name
+        options = replace(options, emit=("so",))
     out.mkdir(parents=True, exist_ok=True)
-    # One C compile gives both the object file and the shared library load() uses.
     res = aotc.compile(str(case.model_path), config=str(case.cfg_path),
-                       out=str(out / f"lib{case.name}"),
-                       options=aotc.CompileOptions(emit=("o", "so")))
+                       out=str(out / f"lib{case.name}"), options=options)
     return aotc.load(res)
 
 
-class ModelCache:
-    """Compiles and loads each case once per session. The cases the selected tests
-    need are compiled ahead on two worker threads (the C compiler dominates and runs
-    outside the GIL); failures are remembered so every parametrization of a case
-    reports the same error without recompiling."""
+def _options_dir(options) -> str:
+    return "opts-" + hashlib.sha256(repr(options).encode()).hexdigest()[:12]
 
-    def __init__(self, root: Path, ahead: list[FixtureCase] = (), workers: int = 2):
+
+class ModelCache:
+    """Compiles and loads each case once per session (per CompileOptions, for tests
+    that build a case several ways). The builds the selected tests need are compiled
+    ahead on two worker threads (the C compiler dominates and runs outside the GIL);
+    failures are remembered so every parametrization of a case reports the same
+    error without recompiling. `ahead` holds cases, or (case, options) pairs."""
+
+    def __init__(self, root: Path, ahead=(), workers: int = 2):
         self.root = root
-        self._futures: dict[str, Future] = {}
+        self._futures: dict[tuple, Future] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aotc-build")
-        for case in ahead:
-            self._submit(case)
+        for item in ahead:
+            self._submit(*(item if isinstance(item, tuple) else (item,)))
 
-    def _submit(self, case: FixtureCase) -> Future:
+    def _submit(self, case: FixtureCase, options=None) -> Future:
         with self._lock:
-            fut = self._futures.get(case.name)
+            key = (case.name, options)
+            fut = self._futures.get(key)
             if fut is None:
-                fut = self._futures[case.name] = self._pool.submit(_compile_and_load, case,
-                                                                   self.root)
+                fut = self._futures[key] = self._pool.submit(_compile_and_load, case,
+                                                             self.root, options)
             return fut
 
-    def get(self, case: FixtureCase):
+    def get(self, case: FixtureCase, options=None):
+        """The loaded model of `case`, built with aotc's defaults or with `options`."""
         require_aotc("compile", "load", "CompileOptions")
         try:
-            return self._submit(case).result()
+            return self._submit(case, options).result()
         except pytest.skip.Exception:
             raise
         except Exception as e:
             raise AssertionError(f"{case.name}: compile/load failed: "
                                  f"{type(e).__name__}: {e}") from e
+
+    def take(self, case: FixtureCase, options=None):
+        """get(), for a build used by one test only: the cache forgets it and the
+        caller closes the model and may delete its directory (`Path(model.path).parent`).
+        The flag matrix builds every case ten times; they must not all stay loaded."""
+        try:
+            return self.get(case, options)
+        finally:
+            with self._lock:
+                self._futures.pop((case.name, options), None)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

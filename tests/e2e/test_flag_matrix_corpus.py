@@ -9,23 +9,15 @@ import shutil
 
 import pytest
 
-from aotc.options import CompileOptions
-
-from .conftest import require_aotc
-
-FLAGS = {"O1": ("-O1", ()), "O2": ("-O2", ()), "O3": ("-O3", ()), "Os": ("-Os", ()),
-         "O2-native": ("-O2", ("-march=native",))}
-MATRIX = [(cc, f) for cc in ("gcc", "clang") for f in FLAGS]
+from .conftest import FLAG_MATRIX, FLAG_MATRIX_IDS, require_aotc, user_flag_label, user_flag_options
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cc,flags", MATRIX, ids=[f"{c}-{f}" for c, f in MATRIX])
+@pytest.mark.parametrize("cc,flags", FLAG_MATRIX, ids=FLAG_MATRIX_IDS)
 def test_corpus_case_under_user_flags(corpus_case, cc, flags):
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} is not installed")
     aotc = require_aotc("run")
-    opt, extra = FLAGS[flags]
-    options = CompileOptions(cc=cc, opt_level=opt, cflags=("-ftrapping-math", "-fmath-errno", *extra))
     outs = aotc.run(str(corpus_case.dir / "model.hlo"), config=str(corpus_case.cfg_path),
-                    inputs=corpus_case.input_dict(), options=options)
-    corpus_case.check(outs, label=f"{cc} {opt} {' '.join(extra)}")
+                    inputs=corpus_case.input_dict(), options=user_flag_options(cc, flags))
+    corpus_case.check(outs, label=user_flag_label(cc, flags))

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .conftest import FIXTURES, assert_close, list_cases, require_jax
+from .conftest import FIXTURES, OP_TABLE_THREADS, assert_close, list_cases, require_jax
 
 FETCH_FILES = ("model.hlo", "cfg.yaml", "inputs.npz", "expected.npz", "meta.json")
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", OP_TABLE_THREADS)
 def test_op_case(op_case, threads, models):
     model = models.get(op_case)
     model.set_num_threads(threads)
