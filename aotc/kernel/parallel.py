@@ -84,14 +84,22 @@ def substitute(body: tuple[K.Stmt, ...], values: dict[str, K.Expr]) -> tuple[K.S
 
 
 def _outer(body: tuple[K.Stmt, ...]) -> K.Loop | None:
-    """The kernel's one top-level loop, when everything else at top level is a pure value
-    and the loop is marked parallel."""
+    """The kernel's one top-level parallel loop, when everything else at top level is a
+    pure value or a local table (an array declared there and a loop storing only into such
+    arrays: every thread computes its own)."""
     loops = [s for s in body if isinstance(s, K.Loop)]
-    if len(loops) != 1 or K.PARALLEL not in loops[0].marks:
+    par = [s for s in loops if K.PARALLEL in s.marks]
+    if len(par) != 1:
         return None
-    if any(not isinstance(s, (K.Let, K.Loop, K.Comment)) for s in body):
-        return None
-    return loops[0]
+    tables = {s.buf.name for s in body if isinstance(s, K.ArrayDecl)}
+    for s in body:
+        if isinstance(s, K.Loop) and s is not par[0]:
+            if any(not isinstance(x, (K.Let, K.Store)) or isinstance(x, K.Store) and x.buf.name not in tables
+                   for x in K.walk(s.body)):
+                return None
+        elif not isinstance(s, (K.Let, K.Loop, K.Comment, K.ArrayDecl)):
+            return None
+    return par[0]
 
 
 def work(body: tuple[K.Stmt, ...], scale: int = 1) -> int:

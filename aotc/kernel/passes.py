@@ -12,6 +12,7 @@ from .parallel import collapse_outer, split_range, worth_threads
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
+from .tabulate import tabulate_columns
 from .vectorize import mark_simd
 
 KERNEL_PASSES = (
@@ -22,6 +23,8 @@ KERNEL_PASSES = (
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)
     ("resimplify", simplify_indices),   # the merged loops' indices
     ("reuse", reuse_fold_values),       # a map loop loads what a fold over its row computed (softmax's exp)
+    ("tabulate", tabulate_columns),     # costly per-column values (BatchNorm's per channel) once per column
+    ("retire", remove_unused_values),   # what tabulating left unread
     ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
 )
 
