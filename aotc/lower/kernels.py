@@ -21,16 +21,14 @@ from ..hlo.opcodes import Op
 
 
 
-def kernel_members(m: Module, ins: Instruction) -> tuple[Computation, set[str]]:
-    """The computation a kernel's instructions live in and the names of those it computes
-    inline (the fused computation's, parameters and scalar constants aside; none for a
-    bare kernel)."""
+def fused_names(m: Module, ins: Instruction) -> set[str]:
+    """The instructions a kernel computes inline besides its root: those of its fused
+    computation, parameters and scalar constants aside (none for a bare kernel)."""
     fc = fused_computation(m, ins)
     if fc is None:
-        return Computation("", (ins,), ins.name), set()
-    inline = {i.name for i in fc.instructions
-              if i.opcode != Op.PARAMETER and not (i.opcode == Op.CONSTANT and _is_scalar(i))}
-    return fc, inline - {fc.root}
+        return set()
+    return {i.name for i in fc.instructions if i.name != fc.root and i.opcode != Op.PARAMETER
+            and not (i.opcode == Op.CONSTANT and _is_scalar(i))}
 
 
 def _is_scalar(ins: Instruction) -> bool:
@@ -107,7 +105,7 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
         consts = scalars
         top = ins
     else:
-        _, fused = kernel_members(m, ins)
+        fused = fused_names(m, ins)
         producers = {i.name: i for i in fc.instructions}
         consts = dict(scalars)
         consts.update((i.name, scalar_literal(i)) for i in fc.instructions
@@ -148,13 +146,12 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
 def elementwise_kernel(m: Module, comp: Computation, ins: Instruction) -> bool:
     """Whether the kernel of `ins` (in `comp`) reads every buffer at the element it writes
     (a loop kernel of elementwise ops only), so it may write over a buffer it reads last."""
-    fc, fused = kernel_members(m, ins)
-    top = fc.get(fc.root)
+    fc = fused_computation(m, ins)
+    scope, top = (comp, ins) if fc is None else (fc, fc.root_instruction)
     r = rule(top.opcode)
     if r is None or r.kernel is not None or not isinstance(top.shape, ArrayShape):
         return False
-    scope = fc if fused_computation(m, ins) is not None else comp
-    return _is_flat({i.name: i for i in scope.instructions}, fused | {top.name})
+    return _is_flat({i.name: i for i in scope.instructions}, fused_names(m, ins) | {top.name})
 
 
 def copy_body(src: K.Buf, dst: K.Buf, n: int) -> tuple[K.Stmt, ...]:
