@@ -133,9 +133,10 @@ def target_options(fn: Callable, default_target: str = "host") -> Callable:
     return fn
 
 
-def bench_target_options(fn: Callable) -> Callable:
-    """A benchmark times this machine, so by default it compiles for this machine's ISA
-    (`native`: AVX-512 where there is AVX-512), not for the portable default of `compile`."""
+def machine_target_options(fn: Callable) -> Callable:
+    """`run` and `bench` execute on this machine, so by default they compile for this
+    machine's ISA (`native`: AVX-512 where there is AVX-512), not for the portable default
+    of `compile`, whose artifact's target stays explicit."""
     return target_options(fn, default_target="native")
 
 
@@ -196,7 +197,7 @@ def compile_cmd(model, config, elided_constants, bind_constants, target, target_
 @model_argument
 @config_option
 @constants_options
-@target_options
+@machine_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
               help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
 @click.option("--output", "output", metavar="OUT.npz", type=click.Path(), required=True,
@@ -220,7 +221,7 @@ def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu,
 @model_argument
 @config_option
 @constants_options
-@bench_target_options
+@machine_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Feed values (default: deterministic random inputs).")
 @click.option("--threads", "threads", type=click.IntRange(min=1), default=1, show_default=True)
