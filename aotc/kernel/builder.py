@@ -234,26 +234,28 @@ class KernelBuilder:
         return idx.linear
 
     # ---- epilogues
-    def apply_epilogue(self, hero: Instruction, out: K.Buf, src: K.Buf, src_at: K.Expr, first: K.Expr,
-                       rows: K.Expr, row_len: int) -> None:
-        """Write rows [first, first + rows) of the output (`row_len` elements each, row-major
-        over the hero's shape): the epilogue's value at each element, where the hero's value
-        at (first + r, c) is `src[src_at + r * row_len + c]` (`src` may be `out` itself).
-        The value only depends on the element, so any row blocking gives the same bits."""
+    def apply_epilogue(self, hero: Instruction, out: K.Buf, src: K.Buf, src_at: K.Expr, src_ld: int,
+                       first: K.Expr, rows: K.Expr, row_len: int, col0: K.Expr = K.Const(0),
+                       cols: K.Expr | int | None = None) -> None:
+        """Write the block of rows [first, first + rows) and columns [col0, col0 + cols) (all
+        `row_len` by default) of the output, row-major over the hero's shape: the epilogue's
+        value at each element, where the hero's value at (first + r, col0 + c) is
+        `src[src_at + r * src_ld + c]` (`src` may be `out` itself). The value depends only on
+        the element, so any blocking gives the same bits."""
         root = self.epilogue
         r = self.loop(self.fresh("r"), rows)
-        c = self.loop(self.fresh("c"), row_len, (K.VECTOR,))
-        row = first + r
+        c = self.loop(self.fresh("c"), row_len if cols is None else cols, (K.VECTOR,))
+        row, col = first + r, col0 + c
         dims = hero.array_shape.dims
-        exprs: list[K.Expr] = [c]
+        exprs: list[K.Expr] = [col]
         stride = 1
         for d in range(len(dims) - 2, -1, -1):
             e = row // stride if stride != 1 else row
             exprs.insert(0, K.Const(0) if dims[d] == 1 else (e % dims[d] if d > 0 else e))
             stride *= dims[d]
-        lin = row * row_len + c
+        lin = row * row_len + col
         idx = Index(dims, tuple(exprs), lin)
-        g = load_value(src.dtype, K.Load(src, src_at + r * row_len + c))
+        g = load_value(src.dtype, K.Load(src, src_at + r * src_ld + c))
         hdt = hero.array_shape.dtype
         if hdt != src.dtype:  # a half-precision product computed in f32: rounded once, as a result
             g = load_value(hdt, store_value(hdt, g))

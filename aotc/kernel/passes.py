@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import ir as K
 from .dce import remove_unused_values
 from .hoist import hoist_invariants
+from .propagate import propagate_indices
 from .parallel import collapse_outer, split_range, worth_threads
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
@@ -25,6 +26,7 @@ KERNEL_PASSES = (
     ("reuse", reuse_fold_values),       # a map loop loads what a fold over its row computed (softmax's exp)
     ("tabulate", tabulate_columns),     # costly per-column values (BatchNorm's per channel) once per column
     ("retire", remove_unused_values),   # what tabulating left unread
+    ("propagate", propagate_indices),   # affine index values into the accesses of vector loops
     ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
 )
 

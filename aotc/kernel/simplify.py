@@ -87,6 +87,10 @@ def terms(e: K.Expr, env) -> dict[K.Expr, int]:
                     return {k: v * c for k, v in x.items() if v * c}
         if e.op in ("/", "%") and isinstance(e.b, K.Const) and e.b.value > 0:
             return _divmod(e.op, terms(e.a, env), e.b.value, env)
+        if e.op in ("+", "-", "*", "/", "%"):  # no affine reading (a product of two variables,
+            # a division by a variable): an atom of its simplified operands, not simplified again
+            kids = (simplify(e.a, env), simplify(e.b, env))
+            return {e if kids == (e.a, e.b) else K.rebuild(e, kids): 1}
     return {simplify(e, env): 1}
 
 

@@ -176,7 +176,7 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         call(count, K.Ptr(a), K.Ptr(b), K.Ptr(out, first * O) if cbuf is None else K.Ptr(cbuf), scratch)
         if kb.epilogue is not None:
             src, at = (out, first * O) if cbuf is None else (cbuf, ZERO)
-            kb.apply_epilogue(instr, out, src, at, first, count, O)
+            kb.apply_epilogue(instr, out, src, at, O, first, count, O)
         elif cbuf is not None:
             store_rows(cbuf, first, count)
 
@@ -210,7 +210,7 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
                            (rows, K.Const(O), K.Const(Kd), K.Ptr(lbuf, first * Kd), K.Const(Kd), K.Const(1), K.Ptr(b),
                             K.Const(O), K.Const(1), K.Ptr(dst, at), K.Const(O), scratch),
                            (plan.P // n) * O * Kd // 32))
-        kb.apply_epilogue(instr, out, dst, at, first, rows, O)
+        kb.apply_epilogue(instr, out, dst, at, O, first, rows, O)
         kb.close()
         return
 

@@ -206,54 +206,66 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
         kb.close()
 
 
-def _chunks(p: GemmPlan) -> int:
-    """Row ranges of a GEMM with an epilogue that threads may take: each has scratch of its
-    own and at least 2 rows (a 1-row product sums in another order)."""
+def _split(p: GemmPlan) -> tuple[str, int]:
+    """How a GEMM with an epilogue splits for threads: ("rows" | "cols", ranges). As the
+    sliced GEMM does, the larger operand is cut (each range packs only its part of it) and
+    the smaller one is read whole by every range. Each range has scratch of its own and at
+    least 2 rows or columns (a 1-row or 1-column product sums in another order)."""
+    axis = "rows" if p.m * p.k >= p.k * p.n else "cols"
     if p.m * p.n * p.k < THREADED_MACS:
-        return 1
-    return next((c for c in (GEMM_PARTS, 2) if p.m >= 2 * c), 1)
+        return axis, 1
+    size = p.m if axis == "rows" else p.n
+    return axis, next((c for c in (GEMM_PARTS, 2) if size >= 2 * c), 1)
 
 
 def _epilogue_scratch(kb, instr, p: GemmPlan, direct: bool) -> tuple[int, int]:
-    """(bytes of one row range's scratch, where its result rows start) for `_chunks` ranges."""
+    """(bytes of one range's scratch, where its result block starts) for `_split` ranges."""
     es = 8 if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" else 4
-    rows = -(-p.m // _chunks(p))
-    gemm = _up64(gemm_scratch_bytes(rows, p.n, p.k, es))
-    return gemm + (0 if direct else _up64(rows * p.n * es)), gemm
+    axis, ranges = _split(p)
+    rows = -(-p.m // ranges) if axis == "rows" else p.m
+    cols = -(-p.n // ranges) if axis == "cols" else p.n
+    gemm = _up64(gemm_scratch_bytes(rows, cols, p.k, es))
+    return gemm + (0 if direct else _up64(rows * cols * es)), gemm
 
 
 def _emit_gemm_epilogue(kb, instr, p: GemmPlan, lbuf: K.Buf, rbuf: K.Buf, out: K.Buf) -> None:
-    """The product in row ranges (threads may split them, each with scratch of its own),
-    each range's epilogue applied right after its GEMM, while its rows are in cache. The
-    result rows go straight to the output when it has the GEMM's type (the epilogue then
-    works in place), else to scratch."""
+    """The product in ranges of rows or columns (threads may split them, each with scratch
+    of its own), each range's epilogue applied right after its GEMM, while its block is in
+    cache. The block goes straight to the output when it has the GEMM's type (the epilogue
+    then works in place), else to scratch."""
     elem = DTYPES["f64"] if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" \
         else F32
     fn = "aotc_dgemm" if elem.name == "f64" else "aotc_sgemm"
     direct = out.dtype == elem
-    chunks = _chunks(p)
+    axis, ranges = _split(p)
+    size = p.m if axis == "rows" else p.n
     chunk_bytes, c_at = _epilogue_scratch(kb, instr, p, direct)
-    kb.need_scratch(chunks * chunk_bytes)
-    ch: K.Expr = kb.loop(kb.fresh("ch"), chunks, (K.PARALLEL,)) if chunks > 1 else K.Const(0)
-    lo = kb.let(ch * p.m // chunks, "first") if chunks > 1 else K.Const(0)
-    if p.m % chunks == 0:
-        rows: K.Expr = K.Const(p.m // chunks)
+    kb.need_scratch(ranges * chunk_bytes)
+    ch: K.Expr = kb.loop(kb.fresh("ch"), ranges, (K.PARALLEL,)) if ranges > 1 else K.Const(0)
+    lo = kb.let(ch * size // ranges, "first") if ranges > 1 else K.Const(0)
+    if size % ranges == 0:
+        count: K.Expr = K.Const(size // ranges)
     else:
-        rows = kb.let((ch + 1) * p.m // chunks - lo, "rows")
-    base = kb.let(ch * chunk_bytes, "base") if chunks > 1 else K.Const(0)
+        count = kb.let((ch + 1) * size // ranges - lo, "count")
+    base = kb.let(ch * chunk_bytes, "base") if ranges > 1 else K.Const(0)
     scratch = K.Ptr(kb.scratch, base, elem=DTYPES["u8"], byte_view=True)
+    rows, cols = (count, K.Const(p.n)) if axis == "rows" else (K.Const(p.m), count)
+    first, col0 = (lo, K.Const(0)) if axis == "rows" else (K.Const(0), lo)
+    a_at, b_at = (lo * p.a_rs, K.Const(0)) if axis == "rows" else (K.Const(0), lo * p.b_cs)
     if direct:
-        dst, dst_at = out, lo * p.n
+        dst, dst_at, ld = out, first * p.n + col0, p.n
     else:
-        name = kb.fresh("rows_c")
+        name = kb.fresh("block_c")
         kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, base + c_at, elem=elem, byte_view=True)))
-        dst, dst_at = K.Buf(name, elem, -(-p.m // chunks) * p.n), K.Const(0)
-    work = (p.m // chunks) * p.n * p.k // 32
-    kb.emit(K.CallStmt(fn, (rows, K.Const(p.n), K.Const(p.k), K.Ptr(lbuf, lo * p.a_rs), K.Const(p.a_rs),
-                            K.Const(p.a_cs), K.Ptr(rbuf), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(dst, dst_at),
-                            K.Const(p.n), scratch), work))
-    kb.apply_epilogue(instr, out, dst, dst_at, lo, rows, p.n)
-    if chunks > 1:
+        block = (-(-p.m // ranges) * p.n) if axis == "rows" else (p.m * -(-p.n // ranges))
+        dst, dst_at = K.Buf(name, elem, block), K.Const(0)
+        ld = p.n if axis == "rows" else cols
+    work = p.m * p.n * p.k // ranges // 32
+    kb.emit(K.CallStmt(fn, (rows, cols, K.Const(p.k), K.Ptr(lbuf, a_at), K.Const(p.a_rs), K.Const(p.a_cs),
+                            K.Ptr(rbuf, b_at), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(dst, dst_at), K.lift(ld),
+                            scratch), work))
+    kb.apply_epilogue(instr, out, dst, dst_at, ld, first, rows, p.n, col0, cols)
+    if ranges > 1:
         kb.close()
 
 
@@ -279,19 +291,19 @@ def _emit_whole_then_epilogue(kb, instr, p: GemmPlan, lhs: ArrayShape, rhs: Arra
         kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(c), elem=F32, byte_view=True)))
         _emit_gemm(kb, instr, p, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res),
                    K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
-        kb.apply_epilogue(instr, out, res, K.Const(0), K.Const(0), K.Const(rows), p.n)
+        kb.apply_epilogue(instr, out, res, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
         return
     elem = instr.array_shape.dtype
     if out.dtype == elem:
         _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
-        kb.apply_epilogue(instr, out, out, K.Const(0), K.Const(0), K.Const(rows), p.n)
+        kb.apply_epilogue(instr, out, out, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
         return
     own = _dot_scratch(instr, [lhs, rhs])
     kb.need_scratch(own + _up64(instr.array_shape.size * elem.nbytes))
     res = K.Buf(kb.fresh("res"), elem, instr.array_shape.size)
     kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(own), elem=elem, byte_view=True)))
     _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(res), K.Ptr(kb.scratch))
-    kb.apply_epilogue(instr, out, res, K.Const(0), K.Const(0), K.Const(rows), p.n)
+    kb.apply_epilogue(instr, out, res, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
 
 
 def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch: K.Expr) -> None:

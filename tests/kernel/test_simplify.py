@@ -97,3 +97,9 @@ def _eval(e: K.Expr, l: int) -> int:
     if e.op == "/":
         return int(a / b)
     return a - b * int(a / b)
+
+
+def test_a_product_of_two_variables_is_an_atom():
+    r, n, c = K.Var("r"), K.Var("n"), K.Var("c")
+    e = (r * n + c) + (r * n + c) * 0  # r * n has no affine reading: kept, not simplified forever
+    assert expr(simplify(e, {})) == "r * n + c"

@@ -1,7 +1,8 @@
 """GEMM epilogues: a dot or a convolution run as GEMM applies the elementwise ops consuming
 it (bias, scale and shift, activations, residual adds, converts) to each block of output
 rows, in one kernel. Each case is checked against XLA:CPU at sizes that take every path:
-row ranges split for threads (even and uneven), a batched and a half-precision product
+row ranges split for threads (even and uneven), column ranges for few rows and many
+columns (even and uneven), a batched and a half-precision product
 computed whole, im2col in ranges and block by block, a 1x1 convolution read in place, and
 result rows of a type other than the GEMM's. The fused module must show the kOutput fusion,
 so a case cannot pass without its epilogue.
@@ -60,6 +61,31 @@ ENTRY main {
   ROOT c = bf16[130,64] convert(m)
 }
 """, [_normal(5, 130, 256), _normal(6, 256, 64, scale=0.1), _normal(7, 64)], 8e-3),
+    # few rows, many columns (an MLP at batch 32): the weights are cut into column ranges
+    # (515 columns, uneven), each packed once by its own range; bias and tanh in place
+    "epilogue_dot_column_ranges": ("""HloModule epilogue_dot_column_ranges
+ENTRY main {
+  x = f32[32,256] parameter(0)
+  w = f32[256,515] parameter(1)
+  b = f32[515] parameter(2)
+  d = f32[32,515] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[32,515] broadcast(b), dimensions={1}
+  a = f32[32,515] add(d, bb)
+  ROOT t = f32[32,515] tanh(a)
+}
+""", [_normal(23, 32, 256), _normal(24, 256, 515, scale=0.1), _normal(25, 515)], SUM),
+    # column ranges into blocks of scratch (a bf16 result), uneven
+    "epilogue_dot_column_ranges_to_bf16": ("""HloModule epilogue_dot_column_ranges_to_bf16
+ENTRY main {
+  x = f32[24,128] parameter(0)
+  w = f32[128,515] parameter(1)
+  d = f32[24,515] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  z = f32[24,515] broadcast(zero), dimensions={}
+  m = f32[24,515] maximum(d, z)
+  ROOT c = bf16[24,515] convert(m)
+}
+""", [_normal(26, 24, 128), _normal(27, 128, 515, scale=0.1)], 8e-3),
     # batched (attention scores): computed whole, then scaled and masked
     "epilogue_dot_batched_scale_mask": ("""HloModule epilogue_dot_batched_scale_mask
 ENTRY main {
