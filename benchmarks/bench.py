@@ -1,7 +1,12 @@
 """aotc against XLA:CPU and numpy, single-threaded, side by side in one run.
 
 Workloads (HLO exported with JAX and committed beside this script):
+    matmul256     f32[256,256] x f32[256,256]
     matmul512     f32[512,512] x f32[512,512]
+    matmul1024    f32[1024,1024] x f32[1024,1024]
+    mlp64         batch 64 through 3 dense layers 1024 -> 1024 (bias, ReLU: GEMM epilogues)
+    transformer   an encoder block, seq 128, d 256, 4 heads, MLP 1024 (GELU), layernorms
+    sum16m        the sum of 16M f32
     chain1m       the 10-op elementwise chain of tests/fixtures/cases.py on 1M f32
     softmax       softmax over the rows of f32[256,4096]
     layernorm     layernorm over the rows of f32[512,1024], scale and shift fed
@@ -21,7 +26,9 @@ the same run mean anything on a shared machine; nothing here asserts a time.
 
     python benchmarks/bench.py [--only matmul512] [--iters 50] [--targets native,host] [--export]
 
---export re-exports the .hlo/.yaml files with JAX.
+--threads N adds a column: aotc native on N threads, and its speedup over one thread.
+--export re-exports the .hlo/.yaml files with JAX. GFLOP/s is printed for aotc native where the
+workload's flops are known.
 """
 from __future__ import annotations
 
@@ -41,9 +48,26 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+_D, _F = 256, 1024  # transformer width and MLP width
+_TRANSFORMER_FEEDS = [("x", (128, _D)), ("wq", (_D, _D)), ("wk", (_D, _D)), ("wv", (_D, _D)), ("wo", (_D, _D)),
+                      ("g1", (_D,)), ("b1", (_D,)), ("w1", (_D, _F)), ("c1", (_F,)), ("w2", (_F, _D)),
+                      ("c2", (_D,)), ("g2", (_D,)), ("b2", (_D,))]
+
 WORKLOADS = {
+    "matmul256": {"feeds": [("a", (256, 256)), ("b", (256, 256))], "fetch": "c",
+                  "what": "f32 matmul 256x256x256", "iters": 200, "flops": 2 * 256 ** 3, "lo": -1.0},
     "matmul512": {"feeds": [("a", (512, 512)), ("b", (512, 512))], "fetch": "c",
-                  "what": "f32 matmul 512x512x512", "iters": 50},
+                  "what": "f32 matmul 512x512x512", "iters": 50, "flops": 2 * 512 ** 3, "lo": -1.0},
+    "matmul1024": {"feeds": [("a", (1024, 1024)), ("b", (1024, 1024))], "fetch": "c",
+                   "what": "f32 matmul 1024x1024x1024", "iters": 10, "flops": 2 * 1024 ** 3, "lo": -1.0},
+    "mlp64": {"feeds": [("x", (64, 1024))] + [(f"{k}{j}", s) for j in range(3)
+                                                for k, s in (("w", (1024, 1024)), ("b", (1024,)))],
+              "fetch": "y", "what": "MLP batch 64, 3 x dense 1024 + ReLU", "iters": 50,
+              "flops": 3 * 2 * 64 * 1024 * 1024, "lo": -0.05},
+    "transformer": {"feeds": _TRANSFORMER_FEEDS, "fetch": "y", "what": "encoder block s128 d256 h4 mlp1024",
+                    "iters": 50, "flops": 4 * 2 * 128 * _D * _D + 2 * 2 * 128 * 128 * _D + 2 * 2 * 128 * _D * _F,
+                    "lo": -0.1},
+    "sum16m": {"feeds": [("x", (1 << 24,))], "fetch": "y", "what": "sum of 16M f32", "iters": 20, "lo": -1.0},
     "chain1m": {"feeds": [("x", (1 << 20,))], "fetch": "y",
                 "what": "10-op elementwise chain, 1M f32", "iters": 100},
     "softmax": {"feeds": [("x", (256, 4096))], "fetch": "y",
@@ -76,7 +100,7 @@ def paths(name: str) -> tuple[str, str]:
 
 def make_inputs(name: str) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(2024)
-    lo = -1.0 if name == "matmul512" else -3.0
+    lo = spec(name).get("lo", -3.0)
     out = {n: rng.uniform(lo, -lo, size=s).astype(np.float32) for n, s in spec(name)["feeds"]}
     if "var" in out:
         out["var"] = np.abs(out["var"]) + np.float32(0.1)
@@ -104,7 +128,23 @@ def _models():
         y = conv(x, w)
         return jax.nn.relu((y - mean) * jax.lax.rsqrt(var + 1e-3) * gamma + beta)
 
-    return {"matmul512": lambda a, b: a @ b, "chain1m": chain10,
+    def mlp(x, *wb):
+        for w, b in zip(wb[0::2], wb[1::2]):
+            x = jax.nn.relu(x @ w + b)
+        return x
+
+    def transformer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, heads=4):
+        s, d = x.shape
+        def split(t):
+            return t.reshape(s, heads, d // heads).transpose(1, 0, 2)
+        q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+        a = jax.nn.softmax(q @ k.transpose(0, 2, 1) / jnp.sqrt(jnp.float32(d // heads)), axis=-1)
+        h = layernorm(x + (a @ v).transpose(1, 0, 2).reshape(s, d) @ wo, g1, b1)
+        return layernorm(h + jax.nn.gelu(h @ w1 + c1) @ w2 + c2, g2, b2)
+
+    return {"matmul256": lambda a, b: a @ b, "matmul512": lambda a, b: a @ b,
+            "matmul1024": lambda a, b: a @ b, "mlp64": mlp, "transformer": transformer,
+            "sum16m": lambda x: jnp.sum(x), "chain1m": chain10,
             "softmax": lambda x: jax.nn.softmax(x, axis=-1), "layernorm": layernorm,
             "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv}
 
@@ -167,7 +207,14 @@ def numpy_layernorm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
     return d / np.sqrt(v + np.float32(1e-5)) * g + b
 
 
-NUMPY = {"matmul512": lambda a, b: a @ b, "chain1m": numpy_chain, "softmax": numpy_softmax,
+def numpy_mlp(x: np.ndarray, *wb: np.ndarray) -> np.ndarray:
+    for w, b in zip(wb[0::2], wb[1::2]):
+        x = np.maximum(x @ w + b, np.float32(0))
+    return x
+
+
+NUMPY = {"matmul256": lambda a, b: a @ b, "matmul512": lambda a, b: a @ b, "matmul1024": lambda a, b: a @ b,
+         "mlp64": numpy_mlp, "sum16m": np.sum, "chain1m": numpy_chain, "softmax": numpy_softmax,
          "layernorm": numpy_layernorm}
 
 
@@ -229,7 +276,7 @@ def aotc_command() -> list[str] | None:
     return [sys.executable, "-m", "aotc.cli"]
 
 
-def time_aotc(name: str, iters: int, tmp: str, target: str) -> dict:
+def time_aotc(name: str, iters: int, tmp: str, target: str, threads: int = 1) -> dict:
     cmd = aotc_command()
     if cmd is None:
         raise RuntimeError("aotc CLI not found")
@@ -244,7 +291,7 @@ def time_aotc(name: str, iters: int, tmp: str, target: str) -> dict:
         cfg = os.path.join(tmp, f"{name}.yaml")
         with open(cfg, "w") as f:
             f.write(config_text(name, weights))
-    p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", "1", "--json", "--target", target,
+    p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", str(threads), "--json", "--target", target,
                               "--iters", str(iters), "--inputs", npz],
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
@@ -281,6 +328,8 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", default="native,host",
                     help="aotc targets, one column each (default: native, this machine's ISA as XLA uses "
                          "it, and host, the portable default of `aotc compile`)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="N > 1 adds a column: aotc native on N threads, and its speedup over one thread")
     ap.add_argument("--numpy-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.numpy_child:
@@ -297,6 +346,8 @@ def main(argv=None) -> int:
             res = {}
             cols = [("xla", lambda: time_xla(name, iters)), ("numpy", lambda: time_numpy(name, iters))]
             cols += [(f"aotc {t}", lambda t=t: time_aotc(name, iters, tmp, t)) for t in targets]
+            if a.threads > 1:
+                cols.append((f"aotc native {a.threads}T", lambda: time_aotc(name, iters, tmp, "native", a.threads)))
             for col, fn in cols:
                 try:
                     res[col] = fn()
@@ -308,10 +359,19 @@ def main(argv=None) -> int:
             for t in targets:
                 r = res[f"aotc {t}"]
                 row += [fmt_time(r), fmt_ratio(r, res["xla"]), fmt_ratio(r, res["numpy"])]
+            flops = WORKLOADS[name].get("flops") or spec(name).get("flops")
+            r = res.get("aotc native")
+            row.append(f"{flops / r['median_us'] / 1e3:.1f}" if flops and r else "")
+            if a.threads > 1:
+                rt = res[f"aotc native {a.threads}T"]
+                row += [fmt_time(rt), fmt_ratio(r, rt)]
             rows.append(row)
     head = ["workload", "what", "XLA:CPU us", "numpy us"]
     for t in targets:
         head += [f"aotc {t} us", f"/XLA", f"/numpy"]
+    head.append("native GFLOP/s")
+    if a.threads > 1:
+        head += [f"native {a.threads}T us", f"{a.threads}T speedup"]
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     print("single thread; median (min) microseconds per call; ratios aotc/other as median (min); "
           "< 1: aotc faster")
