@@ -1,4 +1,4 @@
-"""The compiler driver: HLO file + config -> checked module -> Program -> C text.
+"""The compiler driver: HLO (or StableHLO) file + config -> checked module -> Program -> C text.
 
 The stages in order: read, parse, verify, fill elided constants, resolve the
 signature, lower, emit. Toolchain work (building objects, loading, running)
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .emit_c.header import emit_header
 from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
-from .frontend import decode_hlo, parse_hlo
+from .frontend import decode_hlo, parse_model
 from .frontend.c_names import prefix_problem
 from .frontend.config import load_config
 from .frontend.files import read_input
@@ -47,7 +47,7 @@ class Generated:
 
 
 def read_model(path: str) -> str:
-    """The text of an HLO file (AotcError, located for bytes that are not UTF-8)."""
+    """The text of an HLO or StableHLO file (AotcError, located for bytes that are not UTF-8)."""
     return decode_hlo(read_input(path, "model"), path)
 
 
@@ -56,7 +56,7 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
     """Parse, verify and resolve a model; `config` is a path, a Config, or None. With
     `keep_elided` (reporting), elided constants nothing fills stay elided."""
     source = text if text is not None else read_model(model)
-    module = parse_hlo(source, model)                                   # HLO text -> IR
+    module = parse_model(source, model)                                 # HLO or StableHLO text -> IR
     verify(module, source, shape_rule)                                  # structure, shapes
     if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
         module = resolve_constants(module, options.elided_constants,    # elided constants

@@ -19,6 +19,7 @@ from .attributes import decode_attribute
 from .lexer import Lexer, describe, unquote
 from .literals import parse_literal
 from .shapes import INT64_MAX, read_shape
+from .stablehlo import is_mlir, parse_stablehlo
 
 SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 
@@ -50,8 +51,9 @@ def decode_hlo(data: bytes, path: str) -> str:
         col = len(before[line_start:].decode("utf-8", "replace")) + 1
         loc = Loc(path, before.count(b"\n") + 1, col)
         source = data.decode("utf-8", "replace")
+        prefix = before.decode("utf-8")
         try:  # a syntax error before the bad byte is the first error
-            parse_hlo(before.decode("utf-8"), path)
+            (parse_stablehlo if is_mlir(prefix) else parse_hlo)(prefix, path)
         except AotcError as earlier:
             if earlier.loc is not None and (earlier.loc.line, earlier.loc.col) < (loc.line, loc.col):
                 raise located(earlier.message, earlier.loc, source) from None
