@@ -1,6 +1,8 @@
-"""Every corpus case (tests/data/corpus), pre-optimization and XLA-optimized
-text, through `aotc.run` (the path `aotc run` uses) for the host, generic and
-aarch64 (qemu) targets, compared with the XLA:CPU outputs stored beside them."""
+"""Every corpus case (tests/data/corpus), pre-optimization and XLA-optimized HLO
+text and the StableHLO text JAX prints (model.mlir), through `aotc.run` (the path
+`aotc run` uses) for the host, generic and aarch64 (qemu) targets, compared with
+the XLA:CPU outputs stored beside them. model.mlir and model.hlo matching the same
+outputs is the round trip between the two front ends."""
 from __future__ import annotations
 
 import pytest
@@ -19,7 +21,7 @@ TARGETS = [
 ]
 
 
-@pytest.mark.parametrize("form", ["model.hlo", "model.opt.hlo"])
+@pytest.mark.parametrize("form", ["model.hlo", "model.opt.hlo", "model.mlir"])
 @pytest.mark.parametrize("target", TARGETS)
 def test_corpus_case(corpus_case, target, form):
     aotc = require_aotc("run")
