@@ -264,15 +264,15 @@ class Parser:
             out.append(Use(tok.text, tok.pos))
             if closer is not None and lx.accept(closer):
                 return out
-            if closer is None and not (lx.at(",") and lx.text.startswith("%", _after_comma(lx))):
+            if closer is None and not (lx.at(",") and lx.text.startswith("%", self.after_comma())):
                 return out
             lx.expect(",", f"or '{closer}' between operands" if closer else "between operands")
 
-
-def _after_comma(lx: Lexer) -> int:
-    """Offset of the token after the ',' at the cursor."""
-    save = lx.pos
-    lx.next()
-    at = lx.skip()
-    lx.pos = save
-    return at
+    def after_comma(self) -> int:
+        """Offset of the token after the ',' at the cursor (the cursor stays)."""
+        lx = self.lx
+        save = lx.pos
+        lx.next()
+        at = lx.skip()
+        lx.pos = save
+        return at

@@ -243,18 +243,9 @@ def _init_pairs(p: Parser) -> tuple[list[Use], list[Use]]:
         lx.expect(":", "after 'init'")
         inits.append(p.use())
         lx.expect(")", "to close a reduce operand")
-        if not (lx.at(",") and lx.text.startswith("(", _next_pos(p))):
+        if not (lx.at(",") and lx.text.startswith("(", p.after_comma())):
             return inputs, inits
         lx.next()
-
-
-def _next_pos(p: Parser) -> int:
-    lx = p.lx
-    save = lx.pos
-    lx.next()
-    at = lx.skip()
-    lx.pos = save
-    return at
 
 
 def reduce(p: Parser, name: str, pos: int, n: int) -> Op:
@@ -316,7 +307,8 @@ def while_(p: Parser, name: str, pos: int, n: int) -> Op:
     while keys and lx.accept(","):
         types.append(read_type(lx))
     if len(types) != len(keys):
-        raise lx.error(f"while has {len(keys)} loop variables but {len(types)} types", pos)
+        raise lx.error(f"while has {len(keys)} loop variable{'s' if len(keys) != 1 else ''} but "
+                       f"{len(types)} type{'s' if len(types) != 1 else ''}", pos)
     attrs: dict = {}
     if lx.accept("attributes"):
         lx.expect("{", "after 'attributes'")

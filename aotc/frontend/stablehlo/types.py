@@ -72,7 +72,7 @@ def _tensor(lx: Lexer) -> ArrayShape:
                        lx.peek().pos)
     dims: list[int] = []
     for d in _DIM.finditer(m.group(1)):
-        at = start + m.start(1) + d.start()
+        at = m.start(1) + d.start()
         if d.group(1) == "?":
             raise lx.error("dynamic dimensions ('?') are not supported", at)
         if len(d.group(1)) > 19 or int(d.group(1)) > INT64_MAX:
