@@ -14,7 +14,7 @@ thread count.
 The matrix. Every case runs, under 7 of the 10 flag sets: gcc and clang at -O3
 (the most aggressive loop optimization and vectorization) and at `-O2
 -march=native` (the widest ISA the machine has: AVX-512 where present), plus clang
-at -O1, -O2 and -Os. gcc at -O1, -O2 and -Os is left to `AOTC_FLAG_MATRIX=full`
+at -O1, -O2 and -Os. gcc at -O1, -O2 and -Os is left to `pytest --flag-matrix=full`
 (all 10 sets, 2,710 tests). Why: the C compiler dominates, one compile per case
 and flag set, mostly parsing the runtime and the intrinsics headers, which no
 compile can share with another since each generated file is its own translation
@@ -28,7 +28,6 @@ on two worker threads while the main thread runs and compares; each build is
 dropped (closed, its directory deleted) once its test is done."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -37,10 +36,15 @@ import pytest
 from .conftest import (FLAG_MATRIX, FLAG_MATRIX_IDS, OP_TABLE_THREADS, ModelCache,
                        user_flag_label, user_flag_options)
 
-# gcc at -O1, -O2 and -Os runs only with AOTC_FLAG_MATRIX=full (see the docstring)
-FULL = os.environ.get("AOTC_FLAG_MATRIX") == "full"
-MATRIX = [(cc, f) for cc, f in FLAG_MATRIX if FULL or cc == "clang" or f in ("O3", "O2-native")]
-MATRIX_IDS = [i for (cc, f), i in zip(FLAG_MATRIX, FLAG_MATRIX_IDS) if (cc, f) in MATRIX]
+
+def pytest_generate_tests(metafunc):
+    """The matrix: gcc at -O1, -O2 and -Os only with `--flag-matrix=full` (see the docstring)."""
+    if metafunc.function is not test_op_case_under_user_flags:
+        return
+    full = metafunc.config.getoption("flag_matrix") == "full"
+    pairs = [(p, i) for p, i in zip(FLAG_MATRIX, FLAG_MATRIX_IDS)
+             if full or p[0] == "clang" or p[1] in ("O3", "O2-native")]
+    metafunc.parametrize("cc,flags", [p for p, _ in pairs], ids=[i for _, i in pairs])
 
 
 def _builds_ahead(items, module) -> list:
@@ -71,7 +75,6 @@ def flag_models(request, tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cc,flags", MATRIX, ids=MATRIX_IDS)
 def test_op_case_under_user_flags(op_case, cc, flags, flag_models):
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} is not installed")
