@@ -246,6 +246,19 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
         out.extend(body)
         out.append(pad + "}")
         return
+    if s.trip >= 0 and wide and isinstance(s.start, K.Const):
+        # static, width known to the C compiler only: the vector part ends at a constant
+        # expression, so the tail starts at a known index (gcc -O3 otherwise bounds a tail
+        # starting wherever the vector loop left off by address overflow and warns)
+        start, trip = s.start.value, s.trip
+        mid = f"({start + trip} - {trip} % {lanes})" if start == 0 else f"({start} + ({trip} - {trip} % {lanes}))"
+        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {lanes}) {{{note}")
+        out.extend(body)
+        out.append(pad + "}")
+        out.append(f"{pad}for (int64_t {v} = {mid}; {v} < {expr(s.stop)}; ++{v}) {{")
+        out.extend(stmts(s.body, depth + 1, marks))
+        out.append(pad + "}")
+        return
     if s.trip >= 0 and not wide:  # static: the vector part ends at a constant, the tail starts there
         start, trip = s.start.value, s.trip
         mid = start + trip // LANES * LANES

@@ -95,3 +95,20 @@ def test_reducers_folded_inline_are_not_printed(tmp_path, cc):
     with open(out + ".h", "w") as f:
         f.write(gen.h_text)
     _cc([cc, "-std=c11", *WARN, "-O2", "-c", out + ".c", "-o", out + ".o"])
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+@pytest.mark.parametrize("opt", ["-O3", "-O3 -march=native", "-Os"])
+def test_vector_tails_build_warning_free_at_every_level(tmp_path, cc, opt):
+    """A wide vector loop's scalar tail starts at a constant expression: gcc -O3 bounded a
+    tail starting wherever the vector loop stopped by address overflow and warned
+    (-Waggressive-loop-optimizations) on the 10-op chain over 1,000 elements."""
+    d = os.path.join(os.path.dirname(__file__), "..", "data", "fixtures", "chain10_f32")
+    fe = frontend(os.path.join(d, "model.hlo"), os.path.join(d, "cfg.yaml"))
+    out = str(tmp_path / "libchain")
+    gen = generate(fe, out, CompileOptions())
+    with open(out + ".c", "w") as f:
+        f.write(gen.c_text)
+    with open(out + ".h", "w") as f:
+        f.write(gen.h_text)
+    _cc([cc, "-std=c11", *WARN, *opt.split(), "-c", out + ".c", "-o", out + ".o"])

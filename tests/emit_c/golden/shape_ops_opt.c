@@ -44,16 +44,13 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* ---------------------------------------------------------------- kernels */
 /* HLO: bitcast */
 static void k_bitcast(const float* s_x_1, float* AOTC_RESTRICT s_bitcast) {
-    {
-        int64_t i = 0;
-        for (; i + AOTC_VF_LANES <= 60; i += AOTC_VF_LANES) {
-            const aotc_vf x_x_1 = aotc_vf_load(&s_x_1[i]);
-            aotc_vf_store(&s_bitcast[i], x_x_1);
-        }
-        for (; i < 60; ++i) {
-            const float x_x_1 = s_x_1[i];
-            s_bitcast[i] = x_x_1;
-        }
+    for (int64_t i = 0; i < (60 - 60 % AOTC_VF_LANES); i += AOTC_VF_LANES) {
+        const aotc_vf x_x_1 = aotc_vf_load(&s_x_1[i]);
+        aotc_vf_store(&s_bitcast[i], x_x_1);
+    }
+    for (int64_t i = (60 - 60 % AOTC_VF_LANES); i < 60; ++i) {
+        const float x_x_1 = s_x_1[i];
+        s_bitcast[i] = x_x_1;
     }
 }
 
