@@ -88,6 +88,26 @@ def constants_options(fn: Callable) -> Callable:
     return fn
 
 
+def shape_option(fn: Callable) -> Callable:
+    return click.option("--shape", "shape", metavar="NAME=SIZE", multiple=True,
+                        help="Size of a symbolic dimension of a shape-polymorphic export, e.g. --shape b=1 "
+                             "(repeat it, or separate with commas).")(fn)
+
+
+def _shapes(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """`("b=1", "n=4,m=2")` as sorted (name, size) pairs; AotcError for a malformed one."""
+    out: dict[str, int] = {}
+    for item in (p.strip() for v in values for p in v.split(",")):
+        name, eq, size = item.partition("=")
+        name, size = name.strip(), size.strip()
+        if not eq or not name.isidentifier() or not size.isdigit():
+            raise AotcError(f"--shape: expected NAME=SIZE such as b=1, not {item!r}")
+        if name in out and out[name] != int(size):
+            raise AotcError(f"--shape: '{name}' is given twice ({out[name]} and {size})")
+        out[name] = int(size)
+    return tuple(sorted(out.items()))
+
+
 # ---------------------------------------------------------------- commands
 
 
@@ -105,12 +125,13 @@ def main(debug: bool) -> None:
 @model_argument
 @config_option
 @constants_options
+@shape_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @_handles_errors
-def info(model: str, config: str | None, elided_constants: str, bind_constants: str | None, as_json: bool) -> None:
+def info(model: str, config: str | None, elided_constants: str, bind_constants: str | None, shape, as_json: bool) -> None:
     """Show a model's signature, computations, opcodes, constants and memory plan."""
 
-    loaded = load_model(model, config, elided_constants, bind_constants, keep_elided=True)
+    loaded = load_model(model, config, elided_constants, bind_constants, keep_elided=True, shapes=_shapes(shape))
     report = build_report(loaded)
     if as_json:
         click.echo(json.dumps(report, indent=1, default=str))
@@ -161,6 +182,7 @@ def _read_inputs(path: str | None) -> dict | None:
 @model_argument
 @config_option
 @constants_options
+@shape_option
 @target_options
 @click.option("-o", "--output", "out", metavar="PREFIX", default="libmodel", show_default=True,
               help="Output path prefix: writes PREFIX.c, PREFIX.h, PREFIX.o.")
@@ -173,7 +195,7 @@ def _read_inputs(path: str | None) -> dict | None:
               help="Print the IR after a lowering stage (bind, inline, delayout, simplify, fusion, program).")
 @click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
 @_handles_errors
-def compile_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
                 out, name, emit, dump_after, dump_dir) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
@@ -186,7 +208,7 @@ def compile_cmd(model, config, elided_constants, bind_constants, target, target_
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, name=name, elided_constants=elided_constants,
                             bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
-                            dump_dir=dump_dir)
+                            dump_dir=dump_dir, shapes=_shapes(shape))
     res = aotc_compile(model, config=config, out=out, options=opts)
     for path in (res.h_path, res.c_path, res.obj_path, res.so_path, res.a_path):
         if path:
@@ -197,19 +219,21 @@ def compile_cmd(model, config, elided_constants, bind_constants, target, target_
 @model_argument
 @config_option
 @constants_options
+@shape_option
 @machine_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
               help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
 @click.option("--output", "output", metavar="OUT.npz", type=click.Path(), required=True,
               help="Where to write the fetches, keyed by fetch name.")
 @_handles_errors
-def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+def run_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
             inputs, output) -> None:
     """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator."""
 
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
-                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)
+                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
+                            shapes=_shapes(shape))
     outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts)
     try:
         np.savez(output, **outs)
@@ -221,6 +245,7 @@ def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu,
 @model_argument
 @config_option
 @constants_options
+@shape_option
 @machine_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Feed values (default: deterministic random inputs).")
@@ -229,12 +254,13 @@ def run_cmd(model, config, elided_constants, bind_constants, target, target_cpu,
 @click.option("--warmup", "warmup", type=click.IntRange(min=0), default=5, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_handles_errors
-def bench_cmd(model, config, elided_constants, bind_constants, target, target_cpu, target_features, cc, cflags,
+def bench_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
               inputs, threads, iters, warmup, as_json) -> None:
     """Time the compiled function with a timing loop in C (no Python in the measured region)."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
-                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants)
+                            cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
+                            shapes=_shapes(shape))
     res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
                      iters=iters, warmup=warmup)
     if as_json:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from .emit_c.header import emit_header
 from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
-from .frontend import decode_hlo, parse_model
+from .frontend import parse_model
+from .frontend import read_model as read_model_file
 from .frontend.c_names import prefix_problem
 from .frontend.config import load_config
-from .frontend.files import read_input
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
 from .hlo.ir import Module
@@ -46,17 +46,18 @@ class Generated:
     lowered: LowerResult
 
 
-def read_model(path: str) -> str:
-    """The text of an HLO or StableHLO file (AotcError, located for bytes that are not UTF-8)."""
-    return decode_hlo(read_input(path, "model"), path)
+def read_model(path: str, options: CompileOptions = CompileOptions()) -> tuple[str, str]:
+    """(text, the name its errors show) of a model file in any accepted format: text as it is,
+    binary formats converted through jaxlib, symbolic dimensions set by `options.shapes`."""
+    return read_model_file(path, dict(options.shapes))
 
 
 def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None,
              keep_elided: bool = False) -> Frontend:
     """Parse, verify and resolve a model; `config` is a path, a Config, or None. With
     `keep_elided` (reporting), elided constants nothing fills stay elided."""
-    source = text if text is not None else read_model(model)
-    module = parse_model(source, model)                                 # HLO or StableHLO text -> IR
+    source, shown = (text, model) if text is not None else read_model(model, options)  # any format -> text
+    module = parse_model(source, shown)                                 # HLO or StableHLO text -> IR
     verify(module, source, shape_rule)                                  # structure, shapes
     if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
         module = resolve_constants(module, options.elided_constants,    # elided constants

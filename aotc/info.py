@@ -24,11 +24,12 @@ from .hlo.opcodes import Op
 
 
 def load_model(path: str, config_path: str | None = None, elided: str = "error",
-               bind: str | None = None, *, keep_elided: bool = False) -> Frontend:
+               bind: str | None = None, *, keep_elided: bool = False,
+               shapes: tuple[tuple[str, int], ...] = ()) -> Frontend:
     """The driver's frontend (read, parse, verify, constants, config, signature). With
     `keep_elided` and no explicit way to fill them, elided constants stay elided instead
     of being an error (for reporting)."""
-    opts = CompileOptions(elided_constants=elided, bind_constants=bind)
+    opts = CompileOptions(elided_constants=elided, bind_constants=bind, shapes=shapes)
     return frontend(path, config_path, opts, keep_elided=keep_elided)
 
 

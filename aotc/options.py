@@ -22,3 +22,4 @@ class CompileOptions:
     dump_after: tuple[str, ...] = ()  # pipeline stage names whose result is dumped
     dump_dir: str | None = None
     source_name: str | None = None  # file name shown in the generated banner
+    shapes: tuple[tuple[str, int], ...] = ()  # sizes of symbolic dimensions (--shape b=1), sorted

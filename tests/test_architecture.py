@@ -17,6 +17,7 @@ STAGE = {"errors": 0, "options": 0, "runtime_c": 0, "hlo": 1, "kernel": 2, "fron
 UPWARD_OK: set[tuple[str, str]] = set()
 LOCAL_IMPORT_OK = {
     "toolchain/loader.py",  # cffi is needed only to load a library into Python
+    "frontend/jax_bridge.py",  # jax/jaxlib are optional: only binary formats and --shape need them
 }
 
 
