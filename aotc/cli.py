@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import types
 from typing import Callable, NoReturn
 
 import click
@@ -21,6 +22,8 @@ from .api import compile as aotc_compile
 from .api import run as aotc_run
 from .errors import EXIT_INTERNAL, AotcError, ToolchainError
 from .info import build_report, format_report, load_model
+from .integrations.entry import load_object, parse_shapes
+from .jax import export as jax_export
 from .options import CompileOptions
 
 
@@ -268,6 +271,39 @@ def bench_cmd(model, config, elided_constants, bind_constants, shape, target, ta
     else:
         click.echo(f"median {res['median_us']:.2f} us, min {res['min_us']:.2f} us "
                    f"({res['iters']} iterations, {res['threads']} thread(s), target {target})")
+
+
+@main.command("export")
+@click.argument("function", metavar="MODULE:FUNCTION")
+@click.option("--shapes", "shapes", metavar="SPEC", required=True,
+              help="The inputs, in order: [NAME=]TYPE[DIMS] separated by commas, e.g. 'x=f32[8,64]'.")
+@click.option("--params", "params", metavar="MODULE:NAME", default=None,
+              help="A pytree of weights (or a function returning one), passed as the last argument.")
+@click.option("--weights", "weights", type=click.Choice(["bound", "fed", "file"]), default="bound",
+              show_default=True, help="bound: frozen into the library (weights.npz); fed: arguments.")
+@click.option("--dialect", "dialect", type=click.Choice(["stablehlo", "hlo"]), default="stablehlo",
+              show_default=True, help="Write model.mlir (StableHLO text) or model.hlo (HLO text).")
+@click.option("--name", "name", metavar="IDENT", default=None, help="The config's `name` (C symbol prefix).")
+@click.option("-o", "--output", "out_dir", metavar="DIR", required=True, help="Directory for the files.")
+@_handles_errors
+def export_cmd(function, shapes, params, weights, dialect, name, out_dir) -> None:
+    """Lower a JAX function (MODULE:FUNCTION) with jax and write model.mlir (or .hlo), cfg.yaml
+    and weights.npz into DIR: the files `aotc compile` reads."""
+
+    fn = load_object(function, "MODULE:FUNCTION")
+    if not callable(fn):
+        raise AotcError(f"{function} is not a function")
+    tree = load_object(params, "--params") if params else None
+    if callable(tree):
+        tree = tree()
+    specs = parse_shapes(shapes)
+    inputs = tuple(types.SimpleNamespace(shape=dims, dtype=dt) for _, dims, dt in specs)
+    names = [n for n, _, _ in specs]
+    files = jax_export(fn, inputs, tree, out_dir, weights=weights, name=name, dialect=dialect,
+                       input_names=None if not any(names) else [n or f"x{i}" for i, n in enumerate(names)])
+    for path in (files.model, files.config, files.weights):
+        if path:
+            click.echo(path)
 
 
 if __name__ == "__main__":  # pragma: no cover
