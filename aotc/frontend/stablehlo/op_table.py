@@ -64,6 +64,29 @@ def one(b: Builder, op: MlirOp, key: str, default=None):
     return v
 
 
+def integer(b: Builder, op: MlirOp, key: str, default: int | None = None) -> int:
+    """An integer attribute (a located error for a float, a list, a string, ...)."""
+    v = one(b, op, key, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise b.mb.error(f"'{key}' of {op.name} must be an integer", op.pos)
+    return v
+
+
+def field_ints(b: Builder, op: MlirOp, fields: dict, key: str) -> tuple[int, ...]:
+    """An integer-list field of a `#stablehlo.kind<...>` struct; absent is empty."""
+    v = fields.get(key, ())
+    if not isinstance(v, tuple) or any(isinstance(x, bool) or not isinstance(x, int) for x in v):
+        raise b.mb.error(f"'{key}' of {op.name} must be a list of integers", op.pos)
+    return v
+
+
+def field_int(b: Builder, op: MlirOp, fields: dict, key: str, default: int) -> int:
+    v = fields.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise b.mb.error(f"'{key}' of {op.name} must be an integer", op.pos)
+    return v
+
+
 def _one_to_one(opcode: Op) -> Callable:
     def lower(b: Builder, op: MlirOp) -> None:
         vals = b.operands(op)
@@ -133,12 +156,12 @@ def _slice(b: Builder, op: MlirOp) -> None:
 
 
 def _concatenate(b: Builder, op: MlirOp) -> None:
-    dim = one(b, op, "dimension")
-    b.emit_op(op, Op.CONCATENATE, tuple(n for n, _ in b.operands(op)), (("dimensions", (int(dim),)),))
+    dim = integer(b, op, "dimension")
+    b.emit_op(op, Op.CONCATENATE, tuple(n for n, _ in b.operands(op)), (("dimensions", (dim,)),))
 
 
 def _iota(b: Builder, op: MlirOp) -> None:
-    b.emit_op(op, Op.IOTA, (), (("iota_dimension", int(one(b, op, "iota_dimension"))),))
+    b.emit_op(op, Op.IOTA, (), (("iota_dimension", integer(b, op, "iota_dimension")),))
 
 
 def _pad(b: Builder, op: MlirOp) -> None:
@@ -157,11 +180,11 @@ def _dot_general(b: Builder, op: MlirOp) -> None:
     f = dn.fields
     attrs = []
     for side in ("lhs", "rhs"):
-        batch = tuple(f.get(f"{side}_batching_dimensions", ()))
+        batch = field_ints(b, op, f, f"{side}_batching_dimensions")
         if batch:
             attrs.append((f"{side}_batch_dims", batch))
     for side in ("lhs", "rhs"):
-        attrs.append((f"{side}_contracting_dims", tuple(f.get(f"{side}_contracting_dimensions", ()))))
+        attrs.append((f"{side}_contracting_dims", field_ints(b, op, f, f"{side}_contracting_dimensions")))
     b.emit_op(op, Op.DOT, tuple(n for n, _ in b.operands(op)), tuple(attrs))
 
 
@@ -196,8 +219,8 @@ def _convolution(b: Builder, op: MlirOp) -> None:
     labels = DimLabels("".join(dn.lhs), "".join(dn.rhs), "".join(dn.out))
     attrs = [("window", window), ("dim_labels", labels)]
     for key in ("feature_group_count", "batch_group_count"):
-        if int(op.attrs.get(key, 1)) != 1:
-            attrs.append((key, int(op.attrs[key])))
+        if integer(b, op, key, 1) != 1:
+            attrs.append((key, integer(b, op, key)))
     b.emit_op(op, Op.CONVOLUTION, tuple(n for n, _ in vals), tuple(attrs))
 
 
@@ -206,13 +229,11 @@ def _gather(b: Builder, op: MlirOp) -> None:
     if not isinstance(dn, Struct):
         raise b.mb.error("gather needs #stablehlo.gather dimension numbers", op.pos)
     f = dn.fields
-    attrs: list = [("offset_dims", tuple(f.get("offset_dims", ()))),
-                   ("collapsed_slice_dims", tuple(f.get("collapsed_slice_dims", ()))),
-                   ("start_index_map", tuple(f.get("start_index_map", ())))]
+    attrs: list = [(k, field_ints(b, op, f, k)) for k in ("offset_dims", "collapsed_slice_dims", "start_index_map")]
     for key in ("operand_batching_dims", "start_indices_batching_dims"):
         if f.get(key):
-            attrs.append((key, tuple(f[key])))
-    attrs += [("index_vector_dim", int(f.get("index_vector_dim", 0))),
+            attrs.append((key, field_ints(b, op, f, key)))
+    attrs += [("index_vector_dim", field_int(b, op, f, "index_vector_dim", 0)),
               ("slice_sizes", ints(b, op, "slice_sizes")),
               ("indices_are_sorted", bool(op.attrs.get("indices_are_sorted", False)))]
     b.emit_op(op, Op.GATHER, tuple(n for n, _ in b.operands(op)), tuple(attrs))
@@ -224,7 +245,7 @@ def _dynamic_slice(b: Builder, op: MlirOp) -> None:
 
 
 def _get_tuple_element(b: Builder, op: MlirOp) -> None:
-    b.emit_op(op, Op.GET_TUPLE_ELEMENT, tuple(n for n, _ in b.operands(op)), (("index", int(one(b, op, "index"))),))
+    b.emit_op(op, Op.GET_TUPLE_ELEMENT, tuple(n for n, _ in b.operands(op)), (("index", integer(b, op, "index")),))
 
 
 def _optimization_barrier(b: Builder, op: MlirOp) -> None:
@@ -241,7 +262,7 @@ def _optimization_barrier(b: Builder, op: MlirOp) -> None:
 def _top_k(b: Builder, op: MlirOp) -> None:
     largest = op.attrs.get("largest", True)
     b.emit_op(op, Op.TOPK, tuple(n for n, _ in b.operands(op)),
-              (("k", int(one(b, op, "k"))), ("largest", bool(largest))))
+              (("k", integer(b, op, "k")), ("largest", bool(largest))))
 
 
 def _reduce_precision(b: Builder, op: MlirOp) -> None:

@@ -15,7 +15,7 @@ from ...hlo.ir import Window, WindowDim
 from ...hlo.opcodes import Op
 from ...hlo.shape import Shape, TupleShape
 from .builder import Builder
-from .op_table import ints, one, pairs
+from .op_table import field_int, field_ints, integer, ints, one, pairs
 from .syntax import Block, Op as MlirOp, Use, free_uses
 
 
@@ -67,7 +67,7 @@ def _reduce_window(b: Builder, op: MlirOp) -> None:
 def _sort(b: Builder, op: MlirOp) -> None:
     vals = b.operands(op)
     rank = getattr(vals[0][1], "rank", 1) if vals else 1
-    dim = int(op.attrs.get("dimension", -1))
+    dim = integer(b, op, "dimension", -1)
     dim = dim + rank if dim < 0 else dim
     body = scalar_region(b, op, _region(b, op, 0))
     b.emit_op(op, Op.SORT, _names(vals), (("dimensions", (dim,)), ("is_stable", bool(op.attrs.get("is_stable", False))),
@@ -79,13 +79,12 @@ def _scatter(b: Builder, op: MlirOp) -> None:
     f = getattr(dn, "fields", None)
     if f is None:
         raise b.mb.error("scatter needs #stablehlo.scatter dimension numbers", op.pos)
-    attrs: list = [("update_window_dims", tuple(f.get("update_window_dims", ()))),
-                   ("inserted_window_dims", tuple(f.get("inserted_window_dims", ())))]
+    attrs: list = [(k, field_ints(b, op, f, k)) for k in ("update_window_dims", "inserted_window_dims")]
     for key in ("input_batching_dims", "scatter_indices_batching_dims"):
         if f.get(key):
-            attrs.append((key, tuple(f[key])))
-    attrs += [("scatter_dims_to_operand_dims", tuple(f.get("scatter_dims_to_operand_dims", ()))),
-              ("index_vector_dim", int(f.get("index_vector_dim", 0))),
+            attrs.append((key, field_ints(b, op, f, key)))
+    attrs += [("scatter_dims_to_operand_dims", field_ints(b, op, f, "scatter_dims_to_operand_dims")),
+              ("index_vector_dim", field_int(b, op, f, "index_vector_dim", 0)),
               ("indices_are_sorted", bool(op.attrs.get("indices_are_sorted", False))),
               ("unique_indices", bool(op.attrs.get("unique_indices", False)))]
     vals = b.operands(op)

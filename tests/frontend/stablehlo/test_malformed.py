@@ -121,6 +121,21 @@ CASES = [
     ("trailing_junk", body(ADD + R) + "junk\n", "7:1: error: expected end of input after the module, found 'junk'"),
     ("arg_result_number", func("public @main(%arg0#1: tensor<4xf32>) -> tensor<4xf32>", "    return %arg0 : tensor<4xf32>"),
      "2:26: error: an argument name cannot have a result number: '%arg0#1'"),
+    ("gather_float_field", func(
+        "public @main(%arg0: tensor<5x3xf32>, %arg1: tensor<4x1xi32>) -> tensor<4x3xf32>",
+        '    %0 = "stablehlo.gather"(%arg0, %arg1)\n      <{dimension_numbers = #stablehlo.gather<offset_dims = [1], '
+        'collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1e400>, slice_sizes = '
+        'array<i64: 1, 3>}> : (tensor<5x3xf32>, tensor<4x1xi32>) -> tensor<4x3xf32>\n    return %0 : tensor<4x3xf32>'),
+     "3:10: error: 'index_vector_dim' of stablehlo.gather must be an integer"),
+    ("dot_dims_not_a_list", func(
+        "public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x2xf32>) -> tensor<2x2xf32>",
+        '    %0 = "stablehlo.dot_general"(%arg0, %arg1)\n      <{dot_dimension_numbers = #stablehlo.dot<'
+        'lhs_contracting_dimensions = 1, rhs_contracting_dimensions = [0]>}> : (tensor<2x3xf32>, tensor<3x2xf32>) '
+        '-> tensor<2x2xf32>\n    return %0 : tensor<2x2xf32>'),
+     "3:10: error: 'lhs_contracting_dimensions' of stablehlo.dot_general must be a list of integers"),
+    ("concatenate_float_dimension", body(
+        '    %0 = "stablehlo.concatenate"(%arg0) <{dimension = 1.5}> : (tensor<4xf32>) -> tensor<4xf32>\n' + R),
+     "3:10: error: 'dimension' of stablehlo.concatenate must be an integer"),
 ]
 
 
