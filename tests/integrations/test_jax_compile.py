@@ -179,3 +179,21 @@ def test_aarch64_under_qemu(tmp_path):
     files = aotc.jax.export(fn, x, params, str(tmp_path / "files"))
     outs = aotc.run(files.model, config=files.config, inputs={"x": x}, target="aarch64")
     np.testing.assert_allclose(outs["y"], np.asarray(jax.jit(fn)(x, params)), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+@pytest.mark.parametrize("form", ["serialized", "bytecode", "text"])
+def test_jax_export_artifacts_compile_and_match(model, form, tmp_path):
+    """`jax.export` of each model (weights as arguments), as the serialized Exported blob, its
+    VHLO bytecode and its StableHLO text, compiled from the file."""
+    pytest.importorskip("flatbuffers")
+    fn, params, x = MODELS[model]
+    exp = jax.export.export(jax.jit(fn))(x, params)
+    data = {"serialized": exp.serialize(), "bytecode": exp.mlir_module_serialized,
+            "text": exp.mlir_module().encode()}[form]
+    path = tmp_path / f"{model}.{form}"
+    path.write_bytes(bytes(data))
+    m = aotc.load(aotc.compile(str(path), out=str(tmp_path / "libm")))
+    leaves = jax.tree_util.tree_leaves((x, params))
+    (y,) = m(*leaves)
+    np.testing.assert_allclose(y, np.asarray(jax.jit(fn)(x, params)), rtol=RTOL, atol=ATOL)
