@@ -159,7 +159,7 @@ def _static_main(text: str, path: str, shapes: dict[str, int],
         operands = [o.strip() for o in call.group(2).split(",")]
         for param, operand in zip(params, operands):
             g = _GLOBAL_CONSTANT.search(param)
-            if g and operand in sizes:
+            if g and g.group(1) and operand in sizes:  # jax marks helper arguments with ""
                 dims[sizes[operand]] = g.group(1)
             where = re.search(r'loc\((?:"([^"]*)"|(#loc\d*))\)\s*$', param.strip())
             if where and operand.startswith("%arg") and operand not in names:
@@ -179,8 +179,10 @@ def _static_main(text: str, path: str, shapes: dict[str, int],
                 parts[d] = str(concrete[k][d])
             elif p.strip() == "?":
                 if (k, d) not in dims:
-                    raise AotcError(f"main's argument {k} has a dynamic dimension {d} that no symbolic "
-                                    "dimension names; aotc refines only jax.export modules", file=path)
+                    raise AotcError(f"main's argument {k} has a dynamic dimension {d} that is no symbolic "
+                                    "dimension alone (an expression such as 2*b, or not a jax export): "
+                                    "compile the serialized jax.export artifact instead, whose input shapes "
+                                    "say what each dimension is", file=path)
                 parts[d] = str(shapes[dims[(k, d)]])
         static = f"tensor<{'x'.join(parts)}>" if parts else ty
         loc = f' loc("{names[f"%arg{k}"]}")' if f"%arg{k}" in names else ""

@@ -159,3 +159,16 @@ def test_without_jax_the_error_names_the_format_and_the_install(files, monkeypat
             read_model(files[kind])
         msg = info.value.format()
         assert msg.startswith(f"{files[kind]}: error: {what} (") and "pip install 'aotc[jax]'" in msg, msg
+
+
+def test_a_dimension_expression_is_refined_from_the_serialized_export(tmp_path):
+    (b,) = jax.export.symbolic_shape("b")
+    exp = jax.export.export(jax.jit(lambda x: x.reshape(-1) * 2.0))(jax.ShapeDtypeStruct((2 * b, 3), jnp.float32))
+    blob, text = tmp_path / "e.exported", tmp_path / "e.mlir"
+    blob.write_bytes(bytes(exp.serialize()))
+    text.write_text(exp.mlir_module())
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    (y,) = aotc.run(str(blob), inputs={"x": x}, shapes=(("b", 5),)).values()
+    np.testing.assert_array_equal(y, x.reshape(-1) * 2.0)
+    r = CliRunner().invoke(main, ["info", str(text), "--shape", "b=5"])  # the text says less than in_avals
+    assert r.exit_code == 1 and "compile the serialized jax.export artifact instead" in r.output, r.output
