@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import AotcError
 from ..hlo.dtypes import DTYPES
 
+_SEPARATORS = frozenset(";,")  # between inputs
 _SPEC = re.compile(r"\s*(?:([A-Za-z_]\w*)\s*=\s*)?([a-z]+\d*(?:e\d+m\d+\w*)?)\s*\[\s*([\d\s,]*)\]\s*")
 
 
@@ -50,7 +51,7 @@ def parse_shapes(text: str) -> list[tuple[str | None, tuple[int, ...], np.dtype]
         out.append((name, tuple(int(d) for d in dims.replace(" ", "").split(",") if d), DTYPES[type_name].numpy))
         pos = m.end()
         if pos < len(text):
-            if text[pos] not in ",;":
+            if text[pos] not in _SEPARATORS:
                 raise AotcError(f"--shapes: expected ',' between inputs at {text[pos:]!r}")
             pos += 1
     if not out:
