@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .api import CompileResult
 from .errors import AotcError
 from .integrations.lowering import ModelFiles
@@ -34,7 +36,7 @@ def _function(model):
         paths = [p[1:] for p in paths]
     names = unique_names([(c_identifier(p, "w"), f"variable '{v.path}'") for p, v in zip(paths, variables)])
     n_train = len(model.trainable_variables)
-    params = {n: v.numpy() for n, v in zip(names, variables)}
+    params = {n: np.asarray(v.value) for n, v in zip(names, variables)}
 
     def fn(x, p):
         values = [p[n] for n in names]

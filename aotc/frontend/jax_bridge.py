@@ -256,5 +256,7 @@ def _sizes(shapes: dict[str, int]) -> str:
 
 
 def _first_line(e: BaseException) -> str:
+    """The first line of jax's message, printable characters only (it may quote the file)."""
     text = str(e).strip().splitlines()
-    return (text[0] if text else type(e).__name__)[:300]
+    line = (text[0] if text else type(e).__name__)[:300]
+    return "".join(c if c.isprintable() else "?" for c in line)

@@ -3,6 +3,7 @@ variables, compared with the model's own jitted call; MobileNetV2 at random weig
 from __future__ import annotations
 
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -63,6 +64,19 @@ def test_small_cnn_matches_keras(weights, tmp_path):
 def test_not_a_keras_model():
     with pytest.raises(AotcError, match="takes a Keras 3 model"):
         aotc.keras.compile(lambda x: x, np.ones(3, np.float32))
+
+
+@pytest.mark.aarch64
+@pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
+                    reason="needs aarch64-linux-gnu-gcc and qemu-aarch64")
+def test_small_cnn_on_aarch64_under_qemu(tmp_path):
+    model = _small_cnn()
+    x = np.random.default_rng(1).standard_normal((1, 16, 16, 3)).astype(np.float32)
+    lib = aotc.keras.compile(model, x, target="aarch64", out=str(tmp_path / "libsmall"))
+    assert lib.target.startswith("aarch64")
+    files = aotc.keras.export(model, x, str(tmp_path / "files"))
+    outs = aotc.run(files.model, config=files.config, inputs={"x": x}, target="aarch64")
+    np.testing.assert_allclose(outs["y"], _reference(model, x), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.slow
