@@ -34,7 +34,9 @@ def detect(data: bytes) -> str:
         return JAX_EXPORTED
     if _proto_module(data) is not None:
         return HLO_PROTO
-    if b"\x00" in data[:4096] and not data.lstrip(b"\x00").startswith((b"HloModule", b"module")):
+    head = data[:4096]
+    controls = sum(1 for c in head if c < 0x09 or 0x0E <= c < 0x20 or c == 0x7F)
+    if controls * 20 > len(head):  # text with a stray control byte is text: its error is located
         return BINARY
     return TEXT
 

@@ -172,3 +172,11 @@ def test_a_dimension_expression_is_refined_from_the_serialized_export(tmp_path):
     np.testing.assert_array_equal(y, x.reshape(-1) * 2.0)
     r = CliRunner().invoke(main, ["info", str(text), "--shape", "b=5"])  # the text says less than in_avals
     assert r.exit_code == 1 and "compile the serialized jax.export artifact instead" in r.output, r.output
+
+
+def test_text_with_a_stray_control_byte_is_a_located_error(tmp_path):
+    path = tmp_path / "m.mlir"
+    path.write_text(jax.jit(f).lower(*SPECS).as_text().replace("stablehlo.tanh", "stablehlo.tanh\x01", 1))
+    r = CliRunner().invoke(main, ["info", str(path)])
+    assert r.exit_code == 1 and "error: unexpected character U+0001" in r.output, r.output
+    assert r.output.splitlines()[0].startswith(f"{path}:")
