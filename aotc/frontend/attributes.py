@@ -30,11 +30,14 @@ INT_LIST_ATTRS = frozenset(
 )
 INT_ATTRS = frozenset(
     "index iota_dimension index_vector_dim feature_group_count batch_group_count k exponent_bits "
-    "mantissa_bits".split()
+    "mantissa_bits feature_index channel_id".split()
 )
-BOOL_ATTRS = frozenset("is_stable indices_are_sorted unique_indices largest".split())
+BOOL_ATTRS = frozenset(
+    "is_stable indices_are_sorted unique_indices largest lower left_side unit_diagonal use_global_device_ids "
+    "custom_call_has_side_effect is_host_transfer".split()
+)
 STRING_ATTRS = frozenset(
-    "direction type kind fft_type algorithm custom_call_target api_version distribution".split()
+    "direction type kind fft_type algorithm custom_call_target api_version distribution transpose_a".split()
 )
 _CHOICES = {
     "direction": ("EQ", "NE", "LT", "LE", "GT", "GE"),

@@ -253,7 +253,7 @@ def _dialect_attr(lx: Lexer) -> Any:
         dims = read_conv_dims(lx)
         lx.expect(">", "to close #stablehlo.conv")
         return dims
-    if tok.text.startswith("#stablehlo.") and kind in ("scatter", "gather", "dot", "dot_algorithm"):
+    if tok.text.startswith("#stablehlo.") and kind in ("scatter", "gather", "dot", "dot_algorithm", "channel_handle"):
         lx.expect("<")
         return Struct(kind, read_attr_dict(lx, ">"))
     return Raw(tok.text + lx.balanced("<"))

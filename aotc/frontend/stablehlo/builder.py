@@ -19,6 +19,7 @@ from ...hlo.shape import Shape, TupleShape
 from .lexer import Lexer
 from .pretty import TERMINATORS
 from .syntax import Block, Op as MlirOp, Use
+from .unsupported import refusal
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -143,7 +144,7 @@ class Builder:
                 return [self.value(u) for u in op.operands], op.pos
             handler = self.mb.handlers.get(op.name)
             if handler is None:
-                raise self.mb.error(f"aotc cannot read {op.name} yet", op.pos)
+                raise self.mb.error(refusal(op.name) or f"aotc cannot read {op.name} yet", op.pos)
             handler(self, op)
         raise self.mb.error(f"{what} does not end with a return", block.pos)
 

@@ -13,9 +13,13 @@ import re
 from ..lexer import unquote
 from .attributes import read_attr_dict, read_attribute
 from .lexer import MAX_NESTING, Lexer, describe
-from .pretty import PRETTY, TERMINATORS
+from .pretty import PRETTY as BASIC_PRETTY, TERMINATORS
+from .pretty_more import PRETTY as MORE_PRETTY
 from .syntax import Arg, Block, Func, ModuleSyntax, Op, Use
 from .types import read_op_types, read_results, read_type
+from .unsupported import refusal
+
+PRETTY = {**BASIC_PRETTY, **MORE_PRETTY}
 
 _LOC_NAME = re.compile(r'loc\(\s*"((?:[^"\\]|\\.)*)"')
 
@@ -208,7 +212,7 @@ class Parser:
             if reader is None:
                 if "." not in tok.text and tok.text not in TERMINATORS:
                     raise lx.error(f"expected an op name, found {describe(tok)}", tok.pos)
-                raise lx.error(f"aotc cannot read {tok.text} yet", tok.pos)
+                raise lx.error(refusal(tok.text) or f"aotc cannot read {tok.text} yet", tok.pos)
             op = reader(self, tok.text, tok.pos, len(results))
         else:
             raise lx.error(f"expected an op, found {describe(tok)}", tok.pos)

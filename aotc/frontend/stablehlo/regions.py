@@ -1,9 +1,10 @@
 """StableHLO ops with regions or callees, lowered to HLO as XLA's converter does: each
 region becomes a computation whose parameters are the block's arguments (`reduce`,
-`reduce_window`, `sort`, `scatter`), `while` carries its loop variables (and the values its
+`reduce_window`, `sort`, `scatter`, `map`, `select_and_scatter`, whose select and scatter
+regions are two computations), `while` carries its loop variables (and the values its
 regions capture) in one tuple, `case` becomes a `conditional` whose branches each take a
-tuple of the values they capture, `func.call` becomes `call`; several results become a
-tuple shape read back with get-tuple-element.
+tuple of the values they capture, `func.call` becomes `call` and so does `composite` (a call
+of its decomposition); several results become a tuple shape read back with get-tuple-element.
 
 Constants defined around a region are cloned into it on use (see `builder`).
 """
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...hlo.ir import Window, WindowDim
+from ...hlo.ir import Raw, Window, WindowDim
 from ...hlo.opcodes import Op
+from ...hlo.printer import quote_string
 from ...hlo.shape import Shape, TupleShape
 from .builder import Builder
 from .op_table import field_int, field_ints, integer, ints, one, pairs
@@ -179,7 +181,44 @@ def _case(b: Builder, op: MlirOp) -> None:
     b.emit_op(op, Op.CONDITIONAL, tuple(operands), (("branch_computations", tuple(branches)),))
 
 
+def _map(b: Builder, op: MlirOp) -> None:
+    body = scalar_region(b, op, _region(b, op, 0))
+    b.emit_op(op, Op.MAP, _names(b.operands(op)), (("dimensions", ints(b, op, "dimensions")), ("to_apply", body)))
+
+
+def _select_and_scatter(b: Builder, op: MlirOp) -> None:
+    vals = b.operands(op)
+    if len(vals) != 3:
+        raise b.mb.error("stablehlo.select_and_scatter takes an operand, a source and an init value", op.pos)
+    rank = getattr(vals[0][1], "rank", 0)
+    sizes = ints(b, op, "window_dimensions", (1,) * rank)
+    n = len(sizes)
+    strides, pads = ints(b, op, "window_strides", sizes), pairs(b, op, "padding", n)
+    if len(strides) != n:
+        raise b.mb.error(f"select_and_scatter attributes need {n} values each", op.pos)
+    window = Window(tuple(WindowDim(sizes[k], strides[k], pads[k][0], pads[k][1]) for k in range(n)))
+    select = scalar_region(b, op, _region(b, op, 0))
+    scatter = scalar_region(b, op, _region(b, op, 1))
+    b.emit_op(op, Op.SELECT_AND_SCATTER, _names(vals), (("window", window), ("select", select), ("scatter", scatter)))
+
+
+def _composite(b: Builder, op: MlirOp) -> None:
+    """A call of its decomposition, marked as XLA's converter marks a composite."""
+    decomposition = getattr(op.attrs.get("decomposition"), "name", None)
+    comp = b.mb.funcs.get(decomposition)
+    if comp is None:
+        raise b.mb.error(f"stablehlo.composite needs decomposition = @function (got {decomposition})", op.pos)
+    name = op.attrs.get("name", "")
+    version = integer(b, op, "version", 0)
+    fe = Raw("{composite.name=" + quote_string(str(name)) + ",composite.version=" + quote_string(str(version)) + "}")
+    b.emit_op(op, Op.CALL, _names(b.operands(op)), (("to_apply", comp), ("is_composite", Raw("true")),
+                                                     ("frontend_attributes", fe)))
+
+
 HANDLERS: dict[str, Callable] = {
+    "stablehlo.map": _map,
+    "stablehlo.select_and_scatter": _select_and_scatter,
+    "stablehlo.composite": _composite,
     "stablehlo.reduce": _reduce,
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.sort": _sort,

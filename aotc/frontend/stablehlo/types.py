@@ -21,6 +21,7 @@ ELEMENT_TYPES = {
     "f8E4M3FN": "f8e4m3fn", "f8E5M2": "f8e5m2", "f8E4M3FNUZ": "f8e4m3fnuz", "f8E5M2FNUZ": "f8e5m2fnuz",
     "f8E4M3B11FNUZ": "f8e4m3b11fnuz", "f8E4M3": "f8e4m3", "f8E3M4": "f8e3m4",
     "complex<f32>": "c64", "complex<f64>": "c128",
+    "index": "s64",  # in attributes (a custom call's operand_layouts); XLA's index is 64-bit
 }
 INT64_MAX = (1 << 63) - 1
 _TENSOR = re.compile(r"tensor\s*<\s*((?:(?:\d+|\?)\s*x\s*)*)(complex\s*<\s*\w+\s*>|\w+)\s*(,|>)")

@@ -43,11 +43,24 @@ CASES = [
     ("unclosed_module", "module @m {\n", "2:1: error: unexpected end of input: the module is not closed"),
     ("unknown_op", body("    %0 = stablehlo.frobnicate %arg0 : tensor<4xf32>\n" + R),
      "3:10: error: aotc cannot read stablehlo.frobnicate yet"),
-    ("unsupported_pretty", body("    %0 = stablehlo.custom_call @foo(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n" + R),
-     "3:10: error: aotc cannot read stablehlo.custom_call yet"),
+    ("unsupported_pretty", body("    %0 = stablehlo.frobnicate_more %arg0 : (tensor<4xf32>) -> tensor<4xf32>\n" + R),
+     "3:10: error: aotc cannot read stablehlo.frobnicate_more yet"),
     ("unsupported_generic",
-     body('    %0 = "stablehlo.select_and_scatter"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n' + R),
-     "3:10: error: aotc cannot read stablehlo.select_and_scatter yet"),
+     body('    %0 = "chlo.frobnicate"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n' + R),
+     "3:10: error: aotc cannot read chlo.frobnicate yet"),
+    ("deprecated_generic",
+     body('    %0 = "stablehlo.einsum"(%arg0, %arg0) <{einsum_config = "i,i->i"}> : '
+          "(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n" + R),
+     "3:10: error: aotc cannot read stablehlo.einsum: it is deprecated in StableHLO and has no HLO counterpart "
+     "(re-export it with a current JAX)"),
+    ("dynamic_pretty", body("    %0 = stablehlo.dynamic_reshape %arg0, %arg0 : (tensor<4xf32>, tensor<4xf32>) -> "
+                            "tensor<4xf32>\n" + R),
+     "3:10: error: aotc cannot read stablehlo.dynamic_reshape: it needs dynamic shapes, which aotc does "
+     "not support (export with static shapes)"),
+    ("quantized_generic",
+     body('    %0 = "stablehlo.uniform_dequantize"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n' + R),
+     "3:10: error: aotc cannot read stablehlo.uniform_dequantize: it needs quantized types, which aotc "
+     "does not support"),
     ("undefined_value", body("    %0 = stablehlo.add %arg0, %arg9 : tensor<4xf32>\n" + R),
      "3:31: error: use of undefined value %arg9"),
     ("bad_char", body("    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32> $\n" + R),
