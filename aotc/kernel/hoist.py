@@ -117,16 +117,8 @@ def _writes(s: K.Stmt) -> set[str]:
         elif isinstance(x, (K.CallStmt, K.Exec)):
             out.add(_MEMORY)
             for e in K.stmt_exprs(x):  # locals passed by address are written
-                out.update(p.var.name for p in _all(e) if isinstance(p, K.Ptr) and p.var is not None)
+                out.update(p.var.name for p in K.nodes(e) if isinstance(p, K.Ptr) and p.var is not None)
     return out - _bound_inside(s)
-
-
-def _all(e: K.Expr):
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        yield x
-        stack.extend(K.children(x))
 
 
 def _reads(s: K.Stmt) -> set[str]:

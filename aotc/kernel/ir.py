@@ -167,6 +167,27 @@ def children(e: Expr) -> tuple[Expr, ...]:
     return ()
 
 
+def nodes(e: Expr) -> Iterator[Expr]:
+    """Every node of `e`, itself included (no particular order)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(children(x))
+
+
+def substitute_expr(e: Expr, values: dict[str, Expr]) -> Expr:
+    """`e` with the variables named in `values` replaced by their expressions (unchanged
+    subtrees are kept, so `is`/`==` tell whether anything was replaced)."""
+    if isinstance(e, Var) and e.name in values:
+        return values[e.name]
+    kids = children(e)
+    if not kids:
+        return e
+    new = tuple(substitute_expr(k, values) for k in kids)
+    return e if new == kids else rebuild(e, new)
+
+
 def free_vars(e: Expr, out: set[str] | None = None) -> set[str]:
     out = set() if out is None else out
     stack = [e]

@@ -72,15 +72,7 @@ def _nest(loop: K.Loop):
 
 def substitute(body: tuple[K.Stmt, ...], values: dict[str, K.Expr]) -> tuple[K.Stmt, ...]:
     """`body` with the variables named in `values` replaced by their expressions."""
-    def sub(e: K.Expr) -> K.Expr:
-        if isinstance(e, K.Var) and e.name in values:
-            return values[e.name]
-        kids = K.children(e)
-        if not kids:
-            return e
-        new = tuple(sub(k) for k in kids)
-        return e if new == kids else K.rebuild(e, new)
-    return K.map_exprs(body, sub)
+    return K.map_exprs(body, lambda e: K.substitute_expr(e, values))
 
 
 def _outer(body: tuple[K.Stmt, ...]) -> K.Loop | None:

@@ -38,7 +38,7 @@ def _propagate(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
     out: list[K.Stmt] = []
     for s in body:
         if values:
-            (s,) = K.map_exprs((s,), lambda e: _substitute(e, values))
+            (s,) = K.map_exprs((s,), lambda e: K.substitute_expr(e, values))
         if isinstance(s, K.Let) and _affine_index(s.value):
             values[s.var.name] = s.value
             continue
@@ -52,13 +52,3 @@ def _affine_index(e: K.Expr) -> bool:
     if isinstance(e, (K.Var, K.Const)):
         return True
     return isinstance(e, K.Binary) and e.op in _AFFINE and _affine_index(e.a) and _affine_index(e.b)
-
-
-def _substitute(e: K.Expr, values: dict[str, K.Expr]) -> K.Expr:
-    if isinstance(e, K.Var) and e.name in values:
-        return values[e.name]
-    kids = K.children(e)
-    if not kids:
-        return e
-    new = tuple(_substitute(k, values) for k in kids)
-    return e if new == kids else K.rebuild(e, new)

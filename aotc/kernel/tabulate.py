@@ -78,7 +78,7 @@ def _tables(c: K.Loop, inside_l: set[str], written: set[str], names: set[str]) -
         if (any(v != c.var.name and v not in per_column and v in inside_l for v in free)
                 or bufs & written or free & written):
             continue
-        if any(isinstance(x, K.Ptr) for x in _nodes(s.value)):
+        if any(isinstance(x, K.Ptr) for x in K.nodes(s.value)):
             continue
         per_column[s.var.name] = s
         if _costs(s.value) or free & costly:
@@ -108,7 +108,7 @@ def _tables(c: K.Loop, inside_l: set[str], written: set[str], names: set[str]) -
         if s.var.name not in need:
             continue
         v = K.Var(_fresh(s.var.name + "_col", names), s.var.ty)
-        table_body.append(K.Let(v, _substitute(s.value, rename)))
+        table_body.append(K.Let(v, K.substitute_expr(s.value, rename)))
         rename[s.var.name] = v
         if s in front:
             tab = K.Buf(_fresh("col_" + s.var.name, names), s.var.ty, c.trip)
@@ -122,30 +122,12 @@ def _tables(c: K.Loop, inside_l: set[str], written: set[str], names: set[str]) -
 
 
 def _costs(e: K.Expr) -> bool:
-    for x in _nodes(e):
+    for x in K.nodes(e):
         if isinstance(x, K.Call) and _COSTLY_CALL.match(x.fn + "_"):
             return True
         if isinstance(x, K.Binary) and x.op == "/" and x.ty is not None and x.ty.kind == "float":
             return True
     return False
-
-
-def _nodes(e: K.Expr):
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        yield x
-        stack.extend(K.children(x))
-
-
-def _substitute(e: K.Expr, values: dict[str, K.Expr]) -> K.Expr:
-    if isinstance(e, K.Var) and e.name in values:
-        return values[e.name]
-    kids = K.children(e)
-    if not kids:
-        return e
-    new = tuple(_substitute(k, values) for k in kids)
-    return e if new == kids else K.rebuild(e, new)
 
 
 def _opaque(body: tuple[K.Stmt, ...]) -> bool:
