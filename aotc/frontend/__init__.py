@@ -14,7 +14,8 @@ from ..errors import AotcError
 from ..hlo.ir import Module
 from .files import read_input
 from .formats import model_text, polymorphic_hint
-from .hlo_parser import decode_hlo, parse_hlo, parse_hlo_file, parse_shape
+from .hlo_file import decode_hlo, parse_hlo_file
+from .hlo_parser import parse_hlo, parse_shape
 from .stablehlo import is_mlir, parse_stablehlo
 
 

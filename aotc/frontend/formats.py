@@ -11,7 +11,7 @@ import struct
 
 from ..errors import AotcError
 from . import jax_bridge
-from .hlo_parser import decode_hlo
+from .hlo_file import decode_hlo
 from .stablehlo import is_mlir
 
 TEXT, MLIR_BYTECODE, JAX_EXPORTED, HLO_PROTO, BINARY = "text", "mlir-bytecode", "jax-exported", "hlo-proto", "binary"
