@@ -1,6 +1,8 @@
-"""Inlining: splices the bodies of `call` and `fusion` into their callers.
+"""Inlining: splices the bodies of `call`, `fusion` and `map` into their callers.
 
-After this pass no computation calls another through call/fusion; computations
+A `map`'s computation works on scalars; spliced in, each of its instructions works on the
+map's whole shape (constants are broadcast), which is the same arithmetic element by
+element. After this pass no computation calls another through call/fusion/map; computations
 still referenced as reducers or comparators (`to_apply`) remain. Returns the
 module and a map from each removed call's name to the instruction that now
 holds its value, so references by name (config fetches) can follow.
@@ -10,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
-from ..hlo.opcodes import calls_inline
+from ..hlo.opcodes import Op, calls_inline
+from ..hlo.shape import ArrayShape
+from ..ops.registry import KEEPS_INDEX, has
 from .order import name_maker, topo_order
-from ..hlo.opcodes import Op
 
 MAX_PREFIX = 64  # deeper call chains name spliced instructions after their innermost call only
 
@@ -21,14 +25,16 @@ MAX_PREFIX = 64  # deeper call chains name spliced instructions after their inne
 @dataclass(slots=True)
 class _Frame:
     """A computation being spliced: what is left of its body, its names in the output,
-    the call instruction it replaces (None at the top) and the prefix of its new names."""
+    the call instruction it replaces (None at the top), the prefix of its new names and,
+    inside a map, the dimensions its scalar instructions are widened to."""
     body: Iterator[Instruction]
     subst: dict[str, str]
     site: Instruction | None
     prefix: str
+    widen: tuple[int, ...] = ()
 
 
-def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
+def inline_calls(m: Module, source_text: str | None = None) -> tuple[Module, dict[str, str]]:
     unique = name_maker(m)
     renamed: dict[str, str] = {}
     orders: dict[str, list[Instruction]] = {}
@@ -57,19 +63,30 @@ def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
                         renamed[f.site.name] = callee_root
                 continue
             ops = tuple(f.subst.get(o, o) for o in ins.operands)
-            if calls_inline(ins.opcode):
+            if f.widen:
+                _check_scalar(ins, f.site, source_text)
+            if calls_inline(ins.opcode) or ins.opcode == Op.MAP:
                 callee = ins.called_computations()[0]
                 params = {ci.name: ops[ci.parameter_number] for ci in order(callee) if ci.opcode == Op.PARAMETER}
                 prefix = f"{f.prefix}{ins.name}."  # the chain of call sites, while it reads
+                widen = f.widen + (ins.shape.dims if ins.opcode == Op.MAP else ())
                 frames.append(_Frame(iter(order(callee)), params, ins,
-                                     prefix if len(prefix) <= MAX_PREFIX else f"{ins.name}."))
+                                     prefix if len(prefix) <= MAX_PREFIX else f"{ins.name}.", widen))
                 continue
             if f is top:
                 out.append(ins.with_(operands=ops))
             elif ins.opcode != Op.PARAMETER:
                 new = unique(f"{f.prefix}{ins.name}")
                 f.subst[ins.name] = new
-                out.append(ins.with_(name=new, operands=ops))
+                if not f.widen:
+                    out.append(ins.with_(name=new, operands=ops))
+                elif ins.opcode == Op.CONSTANT:  # one scalar, broadcast to the map's shape
+                    scalar = unique(f"{new}.scalar")
+                    out.append(ins.with_(name=scalar))
+                    out.append(Instruction(new, Op.BROADCAST, ArrayShape(ins.shape.dtype, f.widen), (scalar,),
+                                           (("dimensions", ()),), loc=ins.loc))
+                else:
+                    out.append(ins.with_(name=new, operands=ops, shape=ArrayShape(ins.shape.dtype, f.widen)))
         root = top.subst.get(comp.root, comp.root)
         return Computation(comp.name, tuple(out), root, comp.is_entry, comp.has_signature, comp.loc)
 
@@ -86,3 +103,14 @@ def inline_calls(m: Module) -> tuple[Module, dict[str, str]]:
         for ins in done[name].instructions:
             todo.extend(ins.called_computations())
     return m.with_computations(tuple(done[c.name] for c in m.computations if c.name in done)), renamed
+
+
+def _check_scalar(ins: Instruction, site: Instruction, source_text: str | None) -> None:
+    """A map's computation is spliced in element by element: refuse what is not a scalar
+    op that computes each element from the same element of its operands."""
+    scalar = isinstance(ins.shape, ArrayShape) and not ins.shape.dims
+    if scalar and (ins.opcode in (Op.PARAMETER, Op.CONSTANT, Op.MAP) or calls_inline(ins.opcode)
+                   or has(ins.opcode, KEEPS_INDEX)):
+        return
+    raise located(f"map {site.name}: its computation must be made of scalar elementwise ops; "
+                  f"{ins.opcode} {ins.name} ({ins.shape.text(False)}) is not", ins.loc or site.loc, source_text)

@@ -42,7 +42,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     names = names or NameSupply(reserved=(f"{name}_execute",))
     m = bind_parameters(module, sig)                    # bound parameters become constants
     dump("bind", m)
-    m, renamed = inline_calls(m)                        # call/fusion bodies spliced into callers
+    m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     dump("inline", m)
     m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
     dump("delayout", m)
