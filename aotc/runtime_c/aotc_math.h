@@ -351,6 +351,38 @@ AOTC_INLINE float aotc__erf_f32(float x) {
 }
 AOTC_INLINE double aotc__erf_f64(double x) { return erf(x); }
 
+/* log1p: below sqrt(2) - 1 in magnitude, x - x^2/2 + x^3 P(x)/Q(x) (Cephes' rational
+ * approximation, both polynomials evaluated with fused multiply-adds from the highest
+ * degree, as XLA's elemental emitter does), log(1 + x) elsewhere.  Same steps in f64,
+ * where XLA's log is libm's. */
+#define AOTC__LOG1P_BODY(T, FMA, LOG, ABS)                                                   \
+  T x2 = x * x;                                                                              \
+  T q = FMA(FMA(FMA(FMA(FMA(FMA((T)1, x, (T)1.5062909083469192043167E1), x,                  \
+      (T)8.3047565967967209469434E1), x, (T)2.2176239823732856465394E2), x,                   \
+      (T)3.0909872225312059774938E2), x, (T)2.1642788614495947685003E2), x,                   \
+      (T)6.0118660497603843919306E1);                                                         \
+  T p = FMA(FMA(FMA(FMA(FMA(FMA((T)4.5270000862445199635215E-5, x,                           \
+      (T)4.9854102823193375972212E-1), x, (T)6.5787325942061044846969E0), x,                  \
+      (T)2.9911919328553073277375E1), x, (T)6.0949667980987787057556E1), x,                   \
+      (T)5.7112963590585538103336E1), x, (T)2.0039553499201281259648E1);                      \
+  T small = x + ((T)-0.5 * x2 + (x * x2) * (p / q));                                         \
+  T large = LOG(x + (T)1);                                                                    \
+  return ABS(x) < (T)0.41421356237309504880 ? small : large;
+AOTC_INLINE float aotc__log1p_f32(float x) { AOTC__LOG1P_BODY(float, fmaf, aotc__log_f32, fabsf) }
+AOTC_INLINE double aotc__log1p_f64(double x) { AOTC__LOG1P_BODY(double, fma, aotc__log_f64, fabs) }
+
+/* expm1: e^x - 1 above 1/2 in magnitude, tanh(x/2) (e^x + 1) below, and x where x/2 is
+ * zero, as XLA's elemental emitter computes it.  f64 keeps libm's expm1: XLA's f64 exp and
+ * tanh are not libm's, so neither form would give its bits. */
+AOTC_INLINE float aotc__expm1_f32(float x) {
+  float h = x * 0.5f;
+  float e = aotc__exp_f32(x);
+  float r = aotc__tanh_f32(h) * (e + 1.0f);
+  r = fabsf(x) > 0.5f ? e - 1.0f : r;
+  return h == 0.0f ? x : r;
+}
+AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
+
 #define AOTC__DEF_FLOAT(N, T, SFX, I, UI, BITCAST_TO, SIGNMASK, EXPMASK)           \
   AOTC_INLINE T aotc_add_##N(T a, T b) { return a + b; }                                  \
   AOTC_INLINE T aotc_sub_##N(T a, T b) { return a - b; }                                  \
@@ -432,9 +464,9 @@ AOTC_INLINE double aotc__erf_f64(double x) { return erf(x); }
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
   AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
   AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
-  AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(expm1##SFX(aotc_ftz_##N(a))); }  \
+  AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(aotc__expm1_##N(aotc_ftz_##N(a))); }  \
   AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(aotc__log_##N(aotc_ftz_##N(a))); }   \
-  AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(log1p##SFX(aotc_ftz_##N(a))); }  \
+  AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(aotc__log1p_##N(aotc_ftz_##N(a))); }  \
   AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \
   AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
   AOTC_INLINE T aotc_tan_##N(T a) { return aotc_ftz_##N(tan##SFX(aotc_ftz_##N(a))); }      \
