@@ -40,6 +40,7 @@ class ModuleBuilder:
         self.computations: list[Computation] = []
         self.funcs: dict[str, str] = {}  # MLIR function name -> computation name
         self.func_results: dict[str, tuple[Shape, ...]] = {}
+        self.library: dict[str, str] = {}  # a shared computation's key -> its name (chlo.py)
 
     def fresh(self, base: str) -> str:
         name = hlo_name(base)

@@ -15,13 +15,14 @@ from ...hlo.opcodes import Op
 from ..lexer import unquote
 from .builder import Builder, ModuleBuilder, hlo_name
 from .lexer import Lexer
+from .chlo import HANDLERS as CHLO_HANDLERS
 from .collectives import HANDLERS as COLLECTIVE_HANDLERS
 from .op_more import HANDLERS as MORE_HANDLERS
 from .op_table import HANDLERS as SIMPLE_HANDLERS
 from .regions import HANDLERS as REGION_HANDLERS
 from .syntax import Arg, Func, ModuleSyntax
 
-HANDLERS = {**SIMPLE_HANDLERS, **MORE_HANDLERS, **REGION_HANDLERS, **COLLECTIVE_HANDLERS}
+HANDLERS = {**SIMPLE_HANDLERS, **MORE_HANDLERS, **REGION_HANDLERS, **COLLECTIVE_HANDLERS, **CHLO_HANDLERS}
 _LOC_NAME = re.compile(r'loc\(\s*("(?:[^"\\]|\\.)*")')
 _LOC_ALIAS = re.compile(r"loc\(\s*(#[A-Za-z0-9_$.\-]+)\s*\)")
 

@@ -386,9 +386,15 @@ def reduce_precision(p: Parser, name: str, pos: int, n: int) -> Op:
     return _op(name, pos, operands, attrs, _suffix(p, n))
 
 
+# CHLO ops with no HLO opcode, written like the elementwise ops (chlo.py reads them)
+CHLO_OPS = ("chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.bessel_i1e",
+            "chlo.cosh", "chlo.digamma", "chlo.erf_inv", "chlo.erfc", "chlo.lgamma", "chlo.next_after",
+            "chlo.polygamma", "chlo.sinh", "chlo.square", "chlo.zeta")
+
 PRETTY: dict[str, Callable] = {
     **{f"stablehlo.{n}": simple for n in SIMPLE},
     "chlo.erf": simple,
+    **{name: simple for name in CHLO_OPS},
     "stablehlo.compare": compare,
     "stablehlo.broadcast_in_dim": _with_ints("dims", "broadcast_dimensions"),
     "stablehlo.transpose": _with_ints("dims", "permutation"),
