@@ -96,7 +96,9 @@ def _accessors(P: str, kind: str, i: int, port: Port, label: str) -> list[str]:
     lin = " + ".join(reversed(idx)) if idx else "0"
     out.append(f"  {t}& {label}({params}) {{ return {label}_data()[{lin}]; }}")
     out.append(f"  const {t}& {label}({params}) const {{ return {label}_data()[{lin}]; }}")
-    out.append(f"  static constexpr size_t {label}_size() {{ return {prod(dims)}u; }}")
+    # as tfcompile: _size() in bytes, _count() in elements
+    out.append(f"  static constexpr size_t {label}_size() {{ return {port.nbytes}u; }}")
+    out.append(f"  static constexpr size_t {label}_count() {{ return {prod(dims)}u; }}")
     return out
 
 
@@ -107,16 +109,19 @@ def _cpp_class(p: Program) -> str:
     L = ["#ifdef __cplusplus", *[f"namespace {n} {{" for n in ns], "",
          f"// C++ wrapper of {P}_*, shaped like tfcompile's generated class.",
          f"class {cls} {{", " public:",
+         "  // tfcompile's names (aotc has no profiles); ARGS_VARIABLES_RESULTS_AND_TEMPS is kept",
+         "  // as a synonym of the first.",
          "  enum class AllocMode {",
-         "    ARGS_VARIABLES_RESULTS_AND_TEMPS,  // the class allocates everything",
-         "    RESULTS_PROFILES_AND_TEMPS_ONLY,   // the caller sets every argument buffer",
-         "    NONE,                              // the caller also sets results and the arena",
+         "    ARGS_VARIABLES_RESULTS_PROFILES_AND_TEMPS = 0,  // the class allocates everything",
+         "    RESULTS_PROFILES_AND_TEMPS_ONLY = 1,            // the caller sets every argument buffer",
+         "    NONE = 2,                                       // the caller also sets results and the arena",
+         "    ARGS_VARIABLES_RESULTS_AND_TEMPS = 0",
          "  };",
          f"  static constexpr size_t kNumArgs = {len(p.args)};",
          f"  static constexpr size_t kNumResults = {len(p.results)};",
          f"  static constexpr size_t kNumVariables = {sum(a.is_variable for a in p.args)};",
          f"  static constexpr size_t kArenaBytes = {p.arena_bytes};",
-         f"  explicit {cls}(AllocMode mode = AllocMode::ARGS_VARIABLES_RESULTS_AND_TEMPS)",
+         f"  explicit {cls}(AllocMode mode = AllocMode::ARGS_VARIABLES_RESULTS_PROFILES_AND_TEMPS)",
          f"      : m_({P}_create(static_cast<{P}_alloc_mode>(static_cast<int>(mode)))) {{}}",
          f"  ~{cls}() {{ {P}_destroy(m_); }}",
          f"  {cls}(const {cls}&) = delete;",
@@ -126,6 +131,14 @@ def _cpp_class(p: Program) -> str:
          f"  const char* error_msg() const {{ return {P}_error_msg(m_); }}",
          f"  bool set_num_threads(int n) {{ return {P}_set_num_threads(m_, n) == {P}_OK; }}",
          f"  bool set_arena(void* arena, size_t bytes) {{ return {P}_set_arena(m_, arena, bytes) == {P}_OK; }}",
+         "  // tfcompile's set_thread_pool: an Eigen::ThreadPoolDevice, or any pool with its",
+         "  // parallelFor(n, cost, f) that calls f(begin, end) over [0, n) and returns when done.",
+         "  // The pool must outlive the runs; NULL returns to the calling thread.",
+         "  template <typename Device>",
+         "  bool set_thread_pool(const Device* device) {",
+         f"    return {P}_set_parallel_for(m_, device ? &ParallelFor<Device> : nullptr,",
+         "                               const_cast<void*>(static_cast<const void*>(device))) == " + f"{P}_OK;",
+         "  }",
          f"  static int LookupArgIndex(const char* name) {{ return {P}_lookup_arg_index(name); }}",
          f"  static int LookupResultIndex(const char* name) {{ return {P}_lookup_result_index(name); }}",
          f"  void* arg_data(size_t i) {{ return {P}_arg_data(m_, static_cast<int>(i)); }}",
@@ -141,6 +154,14 @@ def _cpp_class(p: Program) -> str:
         L += [f"  // result {i}: {r.name} {r.dtype.name}[{','.join(map(str, r.dims))}]"]
         L += _accessors(P, "result", i, r, f"result{i}")
         L += _accessors(P, "result", i, r, f"result_{r.name}")
-    L += ["", " private:", f"  {P}_instance* m_;", "};", "", *[f"}}  // namespace {n}" for n in reversed(ns)],
+    L += ["", " private:",
+          "  template <typename Device>",
+          "  static void ParallelFor(void* user, int64_t n, void (*fn)(void* ctx, int64_t begin, int64_t end),",
+          "                          void* ctx) {",
+          "    // a high cost per index: the pool splits [0, n) into as many blocks as it has threads",
+          "    static_cast<const Device*>(user)->parallelFor(",
+          "        n, {1e6, 1e6, 1e6}, [fn, ctx](int64_t begin, int64_t end) { fn(ctx, begin, end); });",
+          "  }",
+          f"  {P}_instance* m_;", "};", "", *[f"}}  // namespace {n}" for n in reversed(ns)],
           "#endif  // __cplusplus"]
     return "\n".join(L)
