@@ -1,27 +1,42 @@
 # aotc: the two set-up commands are `make demo` and `make test`.
+#
+# pip refuses to install into a distribution's own Python (PEP 668: Debian's and Ubuntu's python3
+# say "externally-managed-environment"). With such a Python and no virtual environment active,
+# the targets create one in $(VENV) and use it; inside a virtual environment, or with a Python pip
+# may install into (CI's), they use $(PYTHON) itself.
 PYTHON ?= python3
+VENV ?= .venv
+PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
+  managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")); \
+  print("$(VENV)/bin/python" if managed else sys.executable)')
+# per-file progress lines with a running test count, no platform header
+PYTEST = $(PY) -m pytest --no-header -o console_output_style=count
 
 .PHONY: install demo test test-slow test-fast bench clean
 
-install:
-	$(PYTHON) -m pip install -q -e '.[dev]'
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV) || { echo "make: cannot create $(VENV): on Debian or Ubuntu, apt-get install python3-venv" >&2; exit 1; }
+
+install: $(if $(filter $(VENV)/bin/python,$(PY)),$(VENV)/bin/python)
+	$(PY) -m pip install -q -e '.[dev]'
 
 demo: install
-	$(MAKE) -C examples/matmul run
+	$(MAKE) -C examples/matmul run PYTHON=$(abspath $(PY)) AOTC="$(abspath $(PY)) -m aotc"
 
 # everything but the heavy tests (marked `slow`: TF models, the compiler-flag matrix over the
 # corpus); CI runs those in a second step, `make test-slow`
 test: install
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 test-slow: install
-	$(PYTHON) -m pytest -q -m slow
+	$(PYTEST) -m slow
 
+# no install, stop at the first failure, one dot per test
 test-fast:
-	$(PYTHON) -m pytest -q -x -m "not slow"
+	$(PY) -m pytest -q -x -m "not slow"
 
 bench: install
-	$(PYTHON) benchmarks/bench.py
+	$(PY) benchmarks/bench.py
 
 clean:
 	$(MAKE) -C examples/matmul clean
