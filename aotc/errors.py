@@ -43,7 +43,9 @@ class AotcError(Exception):
             where = f"{self.file}: " if self.file else ""
             return f"{where}error: {msg}"
         out = f"{self.loc.file}:{self.loc.line}:{self.loc.col}: error: {msg}"
-        if self.source_line is not None:
+        if self.source_line is not None and _binary(self.source_line):
+            out += "\n(the line holds binary data: not shown)"
+        elif self.source_line is not None:
             line = self.source_line.rstrip("\n")
             if len(line) > 200:  # keep the caret visible on huge lines
                 start = max(0, self.loc.col - 100)
@@ -56,6 +58,15 @@ class AotcError(Exception):
 
     def __str__(self) -> str:
         return self.format()
+
+
+def _binary(line: str) -> bool:
+    """A source line is binary data, never echoed, when more than 8 of its characters, or more
+    than a quarter, are unprintable or undecodable bytes (U+FFFD); a few stray bytes in a line
+    of text still show it."""
+    line = line.rstrip("\n")
+    bad = sum(1 for ch in line if ch == "\ufffd" or not (ch.isprintable() or ch == "\t"))
+    return bad > 8 or (bad > 1 and bad * 4 > len(line))
 
 
 class ToolchainError(AotcError):
