@@ -11,12 +11,13 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from . import __version__
-from .driver import Frontend, Generated, frontend, generate
+from .driver import Frontend, Generated, Progress, frontend, generate
 from .errors import AotcError
 from .options import CompileOptions
 from .toolchain.build import build_outputs, cache_dir
@@ -70,17 +71,29 @@ def _write_all(files: dict[str, str]) -> None:
 
 
 def compile(model: str, config=None, out: str = "libmodel", options: CompileOptions | None = None,
-            **kw) -> CompileResult:
-    """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit)."""
+            progress: Progress | None = None, **kw) -> CompileResult:
+    """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit);
+    `progress(stage, seconds)` hears each stage (driver.Progress)."""
 
     options = _options(options, kw)
     _check_prefix(out)
     target = resolve_target(options.target, options.target_cpu, options.target_features)
-    fe = frontend(model, config, options)
-    gen = generate(fe, out, options, target.banner())
+    fe = frontend(model, config, options, progress=progress)
+    gen = generate(fe, out, options, target.banner(), progress=progress)
     c_path, h_path = out + ".c", out + ".h"
-    built = _build_then_place(out, gen, target, options)
+    built = _timed(progress, "C compiler", lambda: _build_then_place(out, gen, target, options))
     return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen)
+
+
+def _timed(progress: Progress | None, stage: str, step):
+    """step(), announced to `progress` as it starts and with its time when it is done."""
+    if progress is None:
+        return step()
+    progress(stage, None)
+    t0 = time.perf_counter()
+    result = step()
+    progress(stage, time.perf_counter() - t0)
+    return result
 
 
 def _check_prefix(out: str) -> None:
@@ -115,13 +128,13 @@ def _build_then_place(out: str, gen: Generated, target, options: CompileOptions)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _cached_generate(model: str, config, options: CompileOptions):
+def _cached_generate(model: str, config, options: CompileOptions, progress: Progress | None = None):
     """Generate C into the cache, in a directory named by the hash of the generated text
     and the build settings; returns (Frontend, Generated, c_path, Target)."""
 
     target = resolve_target(options.target, options.target_cpu, options.target_features)
-    fe = frontend(model, config, options)
-    gen = generate(fe, "libmodel", options, target.banner())
+    fe = frontend(model, config, options, progress=progress)
+    gen = generate(fe, "libmodel", options, target.banner(), progress=progress)
     key = hashlib.sha256()
     for part in (__version__, gen.c_text, gen.h_text, repr(options), target.banner()):
         key.update(hashlib.sha256(part.encode()).digest())
@@ -174,35 +187,42 @@ def _feed_arrays(fe: Frontend, inputs: dict) -> list[np.ndarray]:
     return out
 
 
-def _runner(model: str, config, target: str | None, options: CompileOptions | None, kw: dict):
+def _runner(model: str, config, target: str | None, options: CompileOptions | None, kw: dict,
+            progress: Progress | None = None):
     """The cached runner program of a model: (Frontend, Program, runner path, Target)."""
 
     options = _options(options, kw)
     if target is not None:
         options = replace(options, target=target)
-    fe, gen, c_path, tgt = _cached_generate(model, config, options)
-    runner = build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path))
+    fe, gen, c_path, tgt = _cached_generate(model, config, options, progress)
+    runner = _timed(progress, "C compiler",
+                    lambda: build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path)))
     return fe, gen.lowered.program, runner, tgt
 
 
 def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
-        options: CompileOptions | None = None, threads: int = 1, **kw) -> dict[str, np.ndarray]:
+        options: CompileOptions | None = None, threads: int = 1, progress: Progress | None = None,
+        **kw) -> dict[str, np.ndarray]:
     """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
 
-    fe, prog, runner, tgt = _runner(model, config, target, options, kw)
+    fe, prog, runner, tgt = _runner(model, config, target, options, kw, progress)
+    if progress is not None:
+        progress("run", None)
     outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads)
     return {r.name: a for r, a in zip(prog.results, outs)}
 
 
 def bench(model: str, config=None, inputs: dict | None = None, target: str | None = None,
           options: CompileOptions | None = None, threads: int = 1, iters: int = 100, warmup: int = 5,
-          **kw) -> dict:
+          progress: Progress | None = None, **kw) -> dict:
     """Time the compiled function in C (no Python in the measured region). It times this
     machine, so without a target or options it compiles for it (`native`)."""
 
     if target is None and options is None:
         target = "native"
-    fe, prog, runner, tgt = _runner(model, config, target, options, kw)
+    fe, prog, runner, tgt = _runner(model, config, target, options, kw, progress)
     arrays = _feed_arrays(fe, inputs) if inputs is not None else None
+    if progress is not None:
+        progress("bench", None)
     return bench_runner(runner, tgt, iters=iters, threads=threads, warmup=warmup, inputs=arrays,
                         arg_specs=prog.args, result_specs=prog.results)

@@ -7,6 +7,7 @@ code (errors.py); no traceback reaches the user unless `--debug` asks for one.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -68,6 +69,48 @@ def _handles_errors(fn: Callable) -> Callable:
             sys.exit(EXIT_INTERNAL)
 
     return wrapper
+
+
+class _TerminalProgress:
+    """The `progress` callback of compile, run and bench on a terminal: the running stage on one
+    status line of stderr, timed steps (the C compiler) as lines that stay."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __call__(self, stage: str, seconds: float | None = None) -> None:
+        if seconds is None:
+            self.stream.write(f"\r\x1b[Kaotc: {stage} ...")
+        else:
+            self.stream.write(f"\r\x1b[Kaotc: {stage}: {seconds:.2f} s\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r\x1b[K")
+        self.stream.flush()
+
+
+@contextlib.contextmanager
+def _progress():
+    """A progress callback when stderr is a terminal, else None (pipes, files, tests stay quiet)."""
+    stream = sys.stderr
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        yield None
+        return
+    shown = _TerminalProgress(stream)
+    try:
+        yield shown
+    finally:
+        shown.close()
+
+
+def _print_outputs(outs: dict, print_all: bool) -> None:
+    """Each output: name, shape, dtype, then its values as numpy prints them (summarized
+    beyond 1000 elements unless `print_all`)."""
+    for name, a in outs.items():
+        a = np.asarray(a)
+        click.echo(f"{name}: shape {tuple(a.shape)}, dtype {a.dtype}")
+        click.echo(np.array2string(a, threshold=sys.maxsize if print_all else 1000, max_line_width=100))
 
 
 # ---------------------------------------------------------------- shared options
@@ -212,7 +255,8 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
                             cflags=cflags, name=name, elided_constants=elided_constants,
                             bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
                             dump_dir=dump_dir, shapes=_shapes(shape))
-    res = aotc_compile(model, config=config, out=out, options=opts)
+    with _progress() as progress:
+        res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
     for path in (res.h_path, res.c_path, res.obj_path, res.so_path, res.a_path):
         if path:
             click.echo(path)
@@ -226,18 +270,24 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
 @machine_target_options
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
               help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
-@click.option("--output", "output", metavar="OUT.npz", type=click.Path(), required=True,
-              help="Where to write the fetches, keyed by fetch name.")
+@click.option("--output", "output", metavar="OUT.npz", type=click.Path(), default=None,
+              help="Write the fetches, keyed by fetch name, to OUT.npz instead of printing them.")
+@click.option("--print-all", "print_all", is_flag=True,
+              help="Print every value (default: arrays over 1000 elements are summarized).")
 @_handles_errors
 def run_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-            inputs, output) -> None:
-    """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator."""
-
+            inputs, output, print_all) -> None:
+    """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator;
+    print each fetch (name, shape, dtype, values), or write them to --output."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
                             shapes=_shapes(shape))
-    outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts)
+    with _progress() as progress:
+        outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts, progress=progress)
+    if output is None:
+        _print_outputs(outs, print_all)
+        return
     try:
         np.savez(output, **outs)
     except OSError as e:
@@ -264,8 +314,9 @@ def bench_cmd(model, config, elided_constants, bind_constants, shape, target, ta
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
                             shapes=_shapes(shape))
-    res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
-                     iters=iters, warmup=warmup)
+    with _progress() as progress:
+        res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
+                         iters=iters, warmup=warmup, progress=progress)
     if as_json:
         click.echo(json.dumps(res))
     else:

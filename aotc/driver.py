@@ -2,7 +2,8 @@
 
 The stages in order: read, parse, verify, fill elided constants, resolve the
 signature, lower, emit. Toolchain work (building objects, loading, running)
-lives in `aotc.toolchain`; this module writes no files but the dumps.
+lives in `aotc.toolchain`; this module writes no files but the dumps. A caller may
+pass a `Progress` callback to hear each stage's name as it starts.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 from .emit_c.header import emit_header
 from .emit_c.source import describe_program, emit_source
@@ -27,6 +29,15 @@ from .ops.registry import shape_rule
 from .lower.pipeline import LowerResult, STAGES, lower
 from .lower.program import Program
 from .options import CompileOptions
+
+
+# progress(stage, seconds): `seconds` is None when `stage` starts, the time it took when a
+# timed step (the C compiler) is done
+Progress = Callable[[str, Optional[float]], None]
+
+
+def _quiet(stage: str, seconds: float | None = None) -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -53,15 +64,20 @@ def read_model(path: str, options: CompileOptions = CompileOptions()) -> tuple[s
 
 
 def frontend(model: str, config=None, options: CompileOptions = CompileOptions(), text: str | None = None,
-             keep_elided: bool = False) -> Frontend:
+             keep_elided: bool = False, progress: Progress | None = None) -> Frontend:
     """Parse, verify and resolve a model; `config` is a path, a Config, or None. With
     `keep_elided` (reporting), elided constants nothing fills stay elided."""
+    progress = progress or _quiet
+    progress("read", None)
     source, shown = (text, model) if text is not None else read_model(model, options)  # any format -> text
+    progress("parse", None)
     module = parse_model(source, shown)                                 # HLO or StableHLO text -> IR
+    progress("verify", None)
     verify(module, source, shape_rule)                                  # structure, shapes
     if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
         module = resolve_constants(module, options.elided_constants,    # elided constants
                                    options.bind_constants, source)
+    progress("signature", None)
     if isinstance(config, (str, os.PathLike)):
         config = load_config(config)
     sig = resolve_signature(module, config)                             # feeds, fetches, names
@@ -87,19 +103,24 @@ def default_name(out: str | None, fe: Frontend, options: CompileOptions) -> str:
     return base
 
 
-def generate(fe: Frontend, out: str | None, options: CompileOptions, target_banner: str = "host") -> Generated:
+def generate(fe: Frontend, out: str | None, options: CompileOptions, target_banner: str = "host",
+             progress: Progress | None = None) -> Generated:
+    progress = progress or _quiet
     name = default_name(out, fe, options)
     dumps = set(options.dump_after)
     unknown = dumps - set(STAGES)
     if unknown:
         raise AotcError(f"--dump-after: unknown stage {sorted(unknown)[0]!r} (stages: {', '.join(STAGES)})")
 
-    def dump(stage: str, obj) -> None:
+    def dump(stage: str, obj) -> None:  # called as each lowering stage ends
         if stage in dumps:
             _dump(stage, obj, options.dump_dir)
+        progress(f"lower: after {stage}", None)
 
+    progress("lower", None)
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
                     target=target_banner, source_text=fe.source_text, dump=dump)
+    progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
     return Generated(name, header_name, emit_source(lowered.program, header_name),
