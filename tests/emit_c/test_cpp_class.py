@@ -90,6 +90,12 @@ CLASS_FACTS = """\
 #include "libmatmul.h"
 
 using foo::bar::MatMulComp;
+
+// the shape of Eigen::ThreadPoolDevice's parallelFor, run inline
+struct Cost { Cost(double, double, double) {} };
+struct InlineDevice {
+  template <typename F> void parallelFor(long n, const Cost&, F f) const { f(0, n); }
+};
 // tfcompile: _size() in bytes, _count() in elements, positional and named
 static_assert(MatMulComp::arg0_size() == 2 * 3 * sizeof(float), "arg0_size");
 static_assert(MatMulComp::arg0_count() == 6, "arg0_count");
@@ -113,6 +119,9 @@ int main() {
   std::memcpy(all.arg_y_hold_data(), y, all.arg_y_hold_size());
   if (!all.Run() || all.result0(1, 0) != 139 || !old_name.valid()) return 4;
   if (MatMulComp::arg_size(1) != MatMulComp::arg1_size()) return 5;
+  InlineDevice device;
+  if (!all.set_thread_pool(&device) || !all.Run() || all.result0(1, 0) != 139) return 6;
+  if (!all.set_thread_pool(static_cast<const InlineDevice*>(nullptr)) || !all.Run()) return 7;
   std::printf("ok\\n");
   return 0;
 }
