@@ -112,5 +112,6 @@ def _check_scalar(ins: Instruction, site: Instruction, source_text: str | None) 
     if scalar and (ins.opcode in (Op.PARAMETER, Op.CONSTANT, Op.MAP) or calls_inline(ins.opcode)
                    or has(ins.opcode, KEEPS_INDEX)):
         return
-    raise located(f"map {site.name}: its computation must be made of scalar elementwise ops; "
-                  f"{ins.opcode} {ins.name} ({ins.shape.text(False)}) is not", ins.loc or site.loc, source_text)
+    raise located(f"map {site.name}: {ins.opcode} {ins.name} ({ins.shape.text(False)}) is not a scalar "
+                  f"elementwise op, and aotc applies a map's computation element by element",
+                  ins.loc or site.loc, source_text)
