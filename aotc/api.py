@@ -36,6 +36,7 @@ class CompileResult:
     a_path: str | None
     target: str
     generated: Generated
+    program_paths: tuple[str, ...] = ()  # PREFIX_test.c, PREFIX_benchmark.c when asked for
 
     @property
     def program(self):
@@ -82,7 +83,8 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
     gen = generate(fe, out, options, target.banner(), progress=progress)
     c_path, h_path = out + ".c", out + ".h"
     built = _timed(progress, "C compiler", lambda: _build_then_place(out, gen, target, options))
-    return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen)
+    return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen,
+                         tuple(out + suffix for suffix, _ in gen.programs))
 
 
 def _timed(progress: Progress | None, stage: str, step):
@@ -114,10 +116,11 @@ def _build_then_place(out: str, gen: Generated, target, options: CompileOptions)
         raise AotcError(f"cannot write output: {e.strerror or e}", file=getattr(e, "filename", None)) from None
     try:
         tmp_out = os.path.join(work, os.path.basename(out))
-        _write_all({tmp_out + ".h": gen.h_text, tmp_out + ".c": gen.c_text})
+        programs = {tmp_out + suffix: text for suffix, text in gen.programs}
+        _write_all({tmp_out + ".h": gen.h_text, tmp_out + ".c": gen.c_text, **programs})
         built = build_outputs(tmp_out + ".c", tmp_out, target, options)
         placed = {}
-        for src in [tmp_out + ".h", tmp_out + ".c", *built.values()]:
+        for src in [tmp_out + ".h", tmp_out + ".c", *programs, *built.values()]:
             dst = out + src[len(tmp_out):]
             os.replace(src, dst)
             placed[src] = dst

@@ -236,28 +236,45 @@ def _read_inputs(path: str | None) -> dict | None:
               help="C symbol prefix (default: config `name`, else the -o basename without `lib`).")
 @click.option("--emit", "emit", metavar="KINDS", default="o", show_default=True,
               help="Binaries to build besides .c/.h: the object always, plus so and/or a "
-                   "(e.g. --emit so,a); 'none' builds nothing.")
+                   "(e.g. --emit so,a); 'none' builds nothing. 'test' writes PREFIX_test.c (needs "
+                   "--test-inputs and --test-expected), 'bench' PREFIX_benchmark.c.")
+@click.option("--test-inputs", "test_inputs", metavar="IN.npz", type=click.Path(), default=None,
+              help="Argument values PREFIX_test.c runs the model on, keyed by argument name.")
+@click.option("--test-expected", "test_expected", metavar="OUT.npz", type=click.Path(), default=None,
+              help="Expected results PREFIX_test.c compares with, keyed by result name (e.g. XLA's).")
+@click.option("--rtol", "test_rtol", type=click.FloatRange(min=0), default=None,
+              help="PREFIX_test.c's relative tolerance for floats [default: 1e-5; 1e-2 for f16/bf16].")
+@click.option("--atol", "test_atol", type=click.FloatRange(min=0), default=None,
+              help="PREFIX_test.c's absolute tolerance for floats [default: 1e-6; 1e-2 for f16/bf16]. "
+                   "Integers and pred are compared exactly.")
+@click.option("--profile", "profile", is_flag=True,
+              help="Time every kernel of the run function (the header's P_profile_* table).")
 @click.option("--dump-after", "dump_after", metavar="STAGE", multiple=True,
               help="Print the IR after a lowering stage (bind, inline, delayout, simplify, fusion, program).")
 @click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
 @_handles_errors
 def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-                out, name, emit, dump_after, dump_dir) -> None:
+                out, name, emit, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
+                dump_dir) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
     listed = [k.strip() for k in emit.split(",") if k.strip()]
-    bad = [k for k in listed if k not in ("o", "so", "a", "none")]
+    bad = [k for k in listed if k not in ("o", "so", "a", "none", "test", "bench")]
     if bad:
-        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a, or none)")
+        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a, test, bench, or none)")
+    if "test" in listed and not (test_inputs and test_expected):
+        raise AotcError("--emit test needs --test-inputs IN.npz and --test-expected OUT.npz")
+    programs = tuple(k for k in ("test", "bench") if k in listed)
     # the object is always built unless `none`; so and a come in addition
     kinds = () if "none" in listed else tuple(k for k in ("o", "so", "a") if k == "o" or k in listed)
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, name=name, elided_constants=elided_constants,
                             bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
-                            dump_dir=dump_dir, shapes=_shapes(shape))
+                            dump_dir=dump_dir, shapes=_shapes(shape), programs=programs, test_inputs=test_inputs,
+                            test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile)
     with _progress() as progress:
         res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
-    for path in (res.h_path, res.c_path, res.obj_path, res.so_path, res.a_path):
+    for path in (res.h_path, res.c_path, *res.program_paths, res.obj_path, res.so_path, res.a_path):
         if path:
             click.echo(path)
 

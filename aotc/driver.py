@@ -13,7 +13,9 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .emit_c.bench import emit_bench_program
 from .emit_c.header import emit_header
+from .emit_c.programs import emit_test_program
 from .emit_c.source import describe_program, emit_source
 from .errors import AotcError
 from .frontend import parse_model
@@ -29,6 +31,9 @@ from .ops.registry import shape_rule
 from .lower.pipeline import LowerResult, STAGES, lower
 from .lower.program import Program
 from .options import CompileOptions
+from .toolchain.npz_data import read_test_data
+
+PROGRAMS = {"test": "_test.c", "bench": "_benchmark.c"}  # --emit kind -> file suffix of PREFIX
 
 
 # progress(stage, seconds): `seconds` is None when `stage` starts, the time it took when a
@@ -55,6 +60,7 @@ class Generated:
     c_text: str
     h_text: str
     lowered: LowerResult
+    programs: tuple[tuple[str, str], ...] = ()  # (file suffix, text): PREFIX_test.c, PREFIX_benchmark.c
 
 
 def read_model(path: str, options: CompileOptions = CompileOptions()) -> tuple[str, str]:
@@ -123,8 +129,23 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
-    return Generated(name, header_name, emit_source(lowered.program, header_name),
-                     emit_header(lowered.program, guard), lowered)
+    p = lowered.program
+    return Generated(name, header_name, emit_source(p, header_name, options.profile),
+                     emit_header(p, guard, options.profile), lowered, _programs(p, header_name, options))
+
+
+def _programs(p: Program, header_name: str, options: CompileOptions) -> tuple[tuple[str, str], ...]:
+    """The test and benchmark programs `options.programs` asks for, as (suffix, text)."""
+    unknown = sorted(set(options.programs) - set(PROGRAMS))
+    if unknown:
+        raise AotcError(f"unknown program kind '{unknown[0]}' (programs: {', '.join(PROGRAMS)})")
+    out = []
+    if "test" in options.programs:
+        data = read_test_data(p, options.test_inputs, options.test_expected, options.test_rtol, options.test_atol)
+        out.append((PROGRAMS["test"], emit_test_program(p, header_name, data)))
+    if "bench" in options.programs:
+        out.append((PROGRAMS["bench"], emit_bench_program(p, header_name, options.profile)))
+    return tuple(out)
 
 
 def _dump(stage: str, obj, dump_dir: str | None) -> None:

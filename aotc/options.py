@@ -23,3 +23,9 @@ class CompileOptions:
     dump_dir: str | None = None
     source_name: str | None = None  # file name shown in the generated banner
     shapes: tuple[tuple[str, int], ...] = ()  # sizes of symbolic dimensions (--shape b=1), sorted
+    programs: tuple[str, ...] = ()  # C programs written beside the library: test (PREFIX_test.c), bench
+    test_inputs: str | None = None  # .npz of argument values by name, embedded in PREFIX_test.c
+    test_expected: str | None = None  # .npz of expected results by name (XLA's), embedded likewise
+    test_rtol: float | None = None  # None: 1e-5 for 32/64-bit floats, 1e-2 for 16-bit ones
+    test_atol: float | None = None  # None: 1e-6 for 32/64-bit floats, 1e-2 for 16-bit ones
+    profile: bool = False  # time every kernel call of the run function (P_profile_* API)

@@ -5,6 +5,7 @@ the stateless entry. Formatting only.
 from __future__ import annotations
 
 from ..lower.program import Port, Program
+from . import profile as prof
 from .common import c_storage
 
 MAX_THREADS = 256  # AOTC_MAX_THREADS of runtime_c/aotc_pool.h: the header's P_MAX_THREADS
@@ -45,7 +46,7 @@ def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
     return out
 
 
-def emit_api(p: Program) -> str:
+def emit_api(p: Program, profile: bool = False) -> str:
     P = p.name
     na, nr = len(p.args), len(p.results)
     NA, NR = max(na, 1), max(nr, 1)
@@ -63,6 +64,7 @@ def emit_api(p: Program) -> str:
         "    aotc_pool* pool;      /* owned; created by set_num_threads */",
         "    aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */",
         "    char error[160];",
+        *(prof.instance_fields(p) if profile else []),
         "};",
         "",
         "static void* aotc_alloc64(size_t n) {",
@@ -200,7 +202,7 @@ def emit_api(p: Program) -> str:
         "    if (rc) return rc;",
         "    aotc_fpenv env;",
         "    aotc_fpenv_enter(&env);",
-        f"    {P}_execute(args, results, (unsigned char*)arena, par);",
+        f"    {P}_execute(args, results, (unsigned char*)arena, par{prof.execute_arg(P) if profile else ''});",
         "    aotc_fpenv_leave(&env);",
         f"    return {P}_OK;",
         "}",
@@ -223,4 +225,5 @@ def emit_api(p: Program) -> str:
     for i, r in enumerate(p.results):
         t = c_storage(r)
         L.append(f"{t}* {P}_result_{r.name}_data({P}_instance* m) {{ return ({t}*){P}_result_data(m, {i}); }}")
+    L += prof.api_source(p) if profile else []
     return "\n".join(L) + "\n"

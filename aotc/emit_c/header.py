@@ -7,6 +7,7 @@ from __future__ import annotations
 from math import prod
 
 from ..lower.program import Port, Program
+from . import profile as prof
 from .api import MAX_THREADS
 from .common import banner, c_storage, macro
 
@@ -20,7 +21,7 @@ def _ports_macros(p: Program, M: str) -> list[str]:
     return out
 
 
-def emit_header(p: Program, guard: str) -> str:
+def emit_header(p: Program, guard: str, profile: bool = False) -> str:
     P, M = p.name, macro(p)
     lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
              "#include <stddef.h>", "#include <stdint.h>", "",
@@ -75,6 +76,7 @@ def emit_header(p: Program, guard: str) -> str:
         lines.append(f"{c_storage(a)}* {P}_arg_{a.name}_data({P}_instance* m);  /* arg {i} */")
     for i, r in enumerate(p.results):
         lines.append(f"{c_storage(r)}* {P}_result_{r.name}_data({P}_instance* m);  /* result {i} */")
+    lines += prof.header_decls(p) if profile else []
     lines += ["", "#ifdef __cplusplus", '}  /* extern "C" */', "#endif"]
     if p.cpp_class:
         lines += ["", _cpp_class(p)]

@@ -13,6 +13,7 @@ import numpy as np
 from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import runtime_source
+from . import profile as prof
 from .api import emit_api
 from .common import banner
 from .kernel_c import function, stmts
@@ -157,9 +158,9 @@ def _threaded(k) -> bool:
     return k.parallel
 
 
-def _emit_execute(p: Program, out: list[str]) -> None:
+def _emit_execute(p: Program, out: list[str], profile: bool = False) -> None:
     out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena,")
-    out.append("                            const aotc_par* par) {")
+    out.append(f"                            const aotc_par* par{prof.execute_param() if profile else ''}) {{")
     needed = {c for k in p.kernels for c, _ in k.params}
     for s in p.slots:  # aliases need their base pointer
         if s.cname in needed and s.alias_of:
@@ -167,8 +168,11 @@ def _emit_execute(p: Program, out: list[str]) -> None:
     order = sorted((s for s in p.slots if s.cname in needed), key=lambda s: (s.place == "alias", s.cname))
     out += ["    " + _slot_pointer(s) for s in order]
     out += ["    (void)args;", "    (void)results;", "    (void)arena;", "    (void)par;"]
-    for k in p.kernels:
-        _emit_call(k, out)
+    if profile:
+        out += ["    (void)prof;", *prof.timed_calls(p, _emit_call)]
+    else:
+        for k in p.kernels:
+            _emit_call(k, out)
     out += ["}", ""]
 
 
@@ -186,7 +190,7 @@ def _assert_unique(names: list[str], kind: str) -> None:
     assert not dup, f"{kind} C names defined twice: {', '.join(dup)}"
 
 
-def emit_source(p: Program, header_name: str) -> str:
+def emit_source(p: Program, header_name: str, profile: bool = False) -> str:
     programs = _all_programs(p)
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
            f'#include "{header_name}"', "",
@@ -212,9 +216,10 @@ def emit_source(p: Program, header_name: str) -> str:
         _emit_kernels(q, out)
         if q is not p:
             _emit_execute(q, out)
+    out += prof.clock_source() if profile else []
     out += ["/* ---------------------------------------------------------------- entry */"]
-    _emit_execute(p, out)
-    out += [emit_api(p)]
+    _emit_execute(p, out, profile)
+    out += [emit_api(p, profile)]
     return "\n".join(out)
 
 
