@@ -26,6 +26,7 @@ from .info import build_report, format_report, load_model
 from .integrations.entry import load_object, parse_shapes
 from .jax import export as jax_export
 from .options import CompileOptions
+from .toolchain.profile_table import format_profile
 
 
 def _fail(err: AotcError) -> NoReturn:
@@ -323,14 +324,18 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
 @click.option("--iters", "iters", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--warmup", "warmup", type=click.IntRange(min=0), default=5, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--profile", "profile", is_flag=True,
+              help="Time every kernel too, and print the kernels by time: share, GFLOP/s, GB/s, HLO.")
+@click.option("--top", "top", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Kernels listed by --profile (the rest on one line).")
 @_handles_errors
 def bench_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-              inputs, threads, iters, warmup, as_json) -> None:
+              inputs, threads, iters, warmup, as_json, profile, top) -> None:
     """Time the compiled function with a timing loop in C (no Python in the measured region)."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
-                            shapes=_shapes(shape))
+                            shapes=_shapes(shape), profile=profile)
     with _progress() as progress:
         res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
                          iters=iters, warmup=warmup, progress=progress)
@@ -339,6 +344,8 @@ def bench_cmd(model, config, elided_constants, bind_constants, shape, target, ta
     else:
         click.echo(f"median {res['median_us']:.2f} us, min {res['min_us']:.2f} us "
                    f"({res['iters']} iterations, {res['threads']} thread(s), target {target})")
+        if profile:
+            click.echo(format_profile(res, top), nl=False)
 
 
 @main.command("export")

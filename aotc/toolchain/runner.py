@@ -72,7 +72,7 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
     key = hashlib.sha256()
     for part in (model_c.read_bytes(), runner_source().read_bytes(),
                  header.read_bytes() if header else b"", repr((tc.argv, tc.flags, tc.link_flags,
-                                                               flags, prefix, static)).encode()):
+                                                               flags, prefix, static, options.profile)).encode()):
         key.update(hashlib.sha256(part).digest())
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -84,6 +84,10 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
         runner_flags = [*flags, f"-DAOTC_RUNNER_PREFIX={prefix}"]
         if header is not None:
             runner_flags += [f"-I{header.parent.resolve()}", f'-DAOTC_RUNNER_HEADER="{header.name}"']
+        if options.profile:  # the model has the P_profile_* API: bench prints its table
+            if header is None:
+                raise AotcError("a profiled runner needs the model's header beside its .c")
+            runner_flags.append("-DAOTC_RUNNER_PROFILE")
         runner_o = commands.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
         out = Path(tmp) / "runner"
         try:
@@ -158,7 +162,9 @@ def bench_runner(runner_path: str | os.PathLike, target: Target, iters: int = 10
                  arg_specs: Sequence[Any] | None = None, result_specs: Sequence[Any] | None = None,
                  timeout: float | None = None) -> dict:
     """Time P_run in C: {"median_us", "min_us", "mean_us", "max_us", "iters",
-    "threads", "warmup", "target", "emulated"}. Inputs are random in C unless given."""
+    "threads", "warmup", "target", "emulated"}, and "profile" (one row per kernel:
+    kernel, hlo, calls, ns, flops, bytes) when the runner was built with
+    `options.profile`. Inputs are random in C unless given."""
     if iters < 1 or threads < 1 or warmup < 0:
         raise AotcError("bench needs iters >= 1, threads >= 1 and warmup >= 0")
     cmd = [*runner_command(runner_path, target), "bench", str(int(iters)), str(int(threads)),

@@ -12,6 +12,9 @@
                                          time P_run; inputs are random (seeded,
                                          type-aware) unless DIR has arg<i>.bin;
                                          prints one JSON object of microseconds
+                                         (with -DAOTC_RUNNER_PROFILE, for a model
+                                         compiled with --profile, also "profile":
+                                         one row per kernel over the timed runs)
    exit status: 0 ok, 1 usage or file error, 2 the model reported an error. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -56,6 +59,10 @@ const char* M(_result_type)(int i);
 int M(_result_rank)(int i);
 const int64_t* M(_result_dims)(int i);
 size_t M(_result_bytes)(int i);
+#endif
+
+#if defined(AOTC_RUNNER_PROFILE) && !defined(AOTC_RUNNER_HEADER)
+#error "AOTC_RUNNER_PROFILE needs the model's header (AOTC_RUNNER_HEADER)"
 #endif
 
 typedef M(_instance) model_t;
@@ -295,6 +302,24 @@ static int cmp_double(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
+#ifdef AOTC_RUNNER_PROFILE
+/* The model's kernel table (compiled with --profile) as a JSON member. */
+static void json_profile(model_t* m) {
+    printf(",\"profile\":[");
+    for (int i = 0; i < M(_profile_count)(); ++i) {
+        M(_profile_row) row;
+        if (M(_profile_entry)(m, i, &row) != RN_OK) die("reading profile row %d failed", i);
+        printf("%s{\"kernel\":", i ? "," : "");
+        json_string(row.kernel);
+        printf(",\"hlo\":");
+        json_string(row.hlo);
+        printf(",\"calls\":%llu,\"ns\":%llu,\"flops\":%llu,\"bytes\":%llu}", (unsigned long long)row.calls,
+               (unsigned long long)row.total_ns, (unsigned long long)row.flops, (unsigned long long)row.bytes);
+    }
+    putchar(']');
+}
+#endif
+
 static int cmd_bench(long iters, long threads, long warmup, const char* dir) {
     runner_t r;
     runner_open(&r);
@@ -308,6 +333,9 @@ static int cmd_bench(long iters, long threads, long warmup, const char* dir) {
     if (!t) die("out of memory");
     for (long k = 0; k < warmup; ++k)
         if (run_once(&r) != RN_OK) return 2;
+#ifdef AOTC_RUNNER_PROFILE
+    M(_profile_reset)(r.m);
+#endif
     for (long k = 0; k < iters; ++k) {
         double t0 = now_us();
         int rc = M(_run)(r.m);
@@ -319,8 +347,12 @@ static int cmd_bench(long iters, long threads, long warmup, const char* dir) {
     qsort(t, (size_t)iters, sizeof(double), cmp_double);
     double median = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
     printf("{\"median_us\":%.3f,\"min_us\":%.3f,\"mean_us\":%.3f,\"max_us\":%.3f,"
-           "\"iters\":%ld,\"threads\":%ld,\"warmup\":%ld}\n",
+           "\"iters\":%ld,\"threads\":%ld,\"warmup\":%ld",
            median, t[0], sum / (double)iters, t[iters - 1], iters, threads, warmup);
+#ifdef AOTC_RUNNER_PROFILE
+    json_profile(r.m);
+#endif
+    printf("}\n");
     free(t);
     runner_close(&r);
     return 0;
