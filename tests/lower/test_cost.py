@@ -1,0 +1,38 @@
+"""lower/cost.py: each kernel's estimated flops (2*m*n*k for a product, one per element
+operation for elementwise kernels) and the bytes of the buffers it touches."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aotc.driver import frontend, generate
+from aotc.lower.cost import program_costs
+from aotc.options import CompileOptions
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
+
+
+def _program(case: str):
+    d = FIXTURES / case
+    return generate(frontend(str(d / "model.hlo"), str(d / "cfg.yaml")), "m", CompileOptions()).lowered.program
+
+
+@pytest.mark.parametrize("case,flops", [
+    ("dot_f32_100x33x17", 2 * 100 * 33 * 17),  # the packed GEMM
+    ("dot_batch_transposed_f32", 2 * 2 * 3 * 7 * 17),  # batch 2 of [3,17] x [17,7]
+])
+def test_product_flops(case, flops):
+    p = _program(case)
+    (cost,) = program_costs(p)
+    assert cost.flops == flops
+    assert cost.bytes == sum(s.nbytes for s in p.slots if s.place != "scratch")
+
+
+def test_elementwise_flops_and_bytes():
+    costs = program_costs(_program("add_f32"))  # z = x + y over f32[133]; z_r = a + b over f32[1]
+    assert [(c.flops, c.bytes) for c in costs] == [(133, 3 * 133 * 4), (1, 3 * 4)]
+
+
+def test_integer_kernels_do_no_flops():
+    assert all(c.flops == 0 and c.bytes > 0 for c in program_costs(_program("add_sint")))
