@@ -52,8 +52,8 @@ def read_test_data(p: Program, inputs: str | None, expected: str | None,
     for kind, given, ports, path in (("argument", ins, p.args, inputs), ("result", outs, p.results, expected)):
         unknown = sorted(set(given) - {q.name for q in ports})
         if unknown:
-            raise AotcError(f"'{unknown[0]}' is not a {kind} of the model "
-                            f"({kind}s: {', '.join(q.name for q in ports) or 'none'})", file=path)
+            raise AotcError(f"'{unknown[0]}' is not one of the model's {kind}s "
+                            f"({', '.join(q.name for q in ports) or 'none'})", file=path)
     missing = [a.name for a in p.args if a.name not in ins and not a.is_variable]
     missing += [r.name for r in p.results if r.name not in outs]
     if missing:

@@ -156,7 +156,7 @@ def test_missing_or_unknown_test_values_are_errors(tmp_path):
                      options=CompileOptions(programs=("test",), emit=()))
     with np.load(d / "expected.npz") as z:
         np.savez(tmp_path / "partial.npz", z=z["z"], extra=z["z_r"])
-    with pytest.raises(AotcError, match="'extra' is not a result of the model"):
+    with pytest.raises(AotcError, match="'extra' is not one of the model's results"):
         aotc_compile(str(d / "model.hlo"), config=str(d / "cfg.yaml"), out=str(tmp_path / "m"),
                      options=CompileOptions(programs=("test",), emit=(), test_inputs=str(d / "inputs.npz"),
                                             test_expected=str(tmp_path / "partial.npz")))
