@@ -136,6 +136,10 @@ static int close_enough(double got, double want, double rtol, double atol) {
 static void print_index(const check_t* c, size_t word) {
     size_t flat = word / (size_t)c->parts;
     int64_t idx[64];
+    if (c->rank > 64) {
+        printf("element %zu", flat);
+        return;
+    }
     for (int d = c->rank - 1; d >= 0; --d) {
         idx[d] = c->dims[d] ? (int64_t)(flat % (size_t)c->dims[d]) : 0;
         flat = c->dims[d] ? flat / (size_t)c->dims[d] : 0;
@@ -167,7 +171,8 @@ static size_t check_result(int i, const check_t* c, const void* result, int show
                        (unsigned long long)uint_word(w, c->word));
             else {
                 double a = float_word(g, c->kind), b = float_word(w, c->kind);
-                printf(": got %.9g, expected %.9g (|diff| %.3g, allowed %.3g)\n", a, b, fabs(a - b),
+                int digits = c->kind == K_F64 ? 17 : 9;  /* enough to tell any two values apart */
+                printf(": got %.*g, expected %.*g (|diff| %.3g, allowed %.3g)\n", digits, a, digits, b, fabs(a - b),
                        c->atol + c->rtol * fabs(b));
             }
         }
