@@ -21,6 +21,7 @@ from .driver import Frontend, Generated, Progress, frontend, generate
 from .errors import AotcError
 from .options import CompileOptions
 from .toolchain.build import build_outputs, cache_dir
+from .toolchain.buildsys import BINARY_KINDS, depfile_text, pkgconfig_text
 from .toolchain.loader import load_library
 from .toolchain.runner import bench_runner, build_runner, run_runner
 from .toolchain.targets import resolve_target
@@ -37,6 +38,8 @@ class CompileResult:
     target: str
     generated: Generated
     program_paths: tuple[str, ...] = ()  # PREFIX_test.c, PREFIX_benchmark.c when asked for
+    d_path: str | None = None  # Make-style depfile (emit d)
+    pc_path: str | None = None  # pkg-config file (emit pc)
 
     @property
     def program(self):
@@ -73,8 +76,9 @@ def _write_all(files: dict[str, str]) -> None:
 
 def compile(model: str, config=None, out: str = "libmodel", options: CompileOptions | None = None,
             progress: Progress | None = None, **kw) -> CompileResult:
-    """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a per options.emit);
-    `progress(stage, seconds)` hears each stage (driver.Progress)."""
+    """Compile an HLO text file to `<out>.c`/`<out>.h` plus `<out>.o` (and .so/.a, the depfile
+    `<out>.d` and the pkg-config file `<out>.pc` per options.emit); `progress(stage, seconds)`
+    hears each stage (driver.Progress)."""
 
     options = _options(options, kw)
     _check_prefix(out)
@@ -82,9 +86,9 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
     fe = frontend(model, config, options, progress=progress)
     gen = generate(fe, out, options, target.banner(), progress=progress)
     c_path, h_path = out + ".c", out + ".h"
-    built = _timed(progress, "C compiler", lambda: _build_then_place(out, gen, target, options))
+    built = _timed(progress, "C compiler", lambda: _build_then_place(out, fe, gen, target, options))
     return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen,
-                         tuple(out + suffix for suffix, _ in gen.programs))
+                         tuple(out + suffix for suffix, _ in gen.programs), built.get("d"), built.get("pc"))
 
 
 def _timed(progress: Progress | None, stage: str, step):
@@ -104,10 +108,11 @@ def _check_prefix(out: str) -> None:
         raise AotcError(f"-o must name a file prefix such as build/libmodel, not {out!r}")
 
 
-def _build_then_place(out: str, gen: Generated, target, options: CompileOptions) -> dict[str, str]:
+def _build_then_place(out: str, fe: Frontend, gen: Generated, target, options: CompileOptions) -> dict[str, str]:
     """Write the .c/.h and build every output in a private directory beside `out`, and move
     them into place only when everything succeeded: a failure leaves the previous outputs
-    as they were, and nothing half-written."""
+    as they were, and nothing half-written (the depfile included, so a failed compile is
+    retried by the next build)."""
     d = os.path.dirname(os.path.abspath(out))
     try:
         os.makedirs(d, exist_ok=True)
@@ -118,7 +123,9 @@ def _build_then_place(out: str, gen: Generated, target, options: CompileOptions)
         tmp_out = os.path.join(work, os.path.basename(out))
         programs = {tmp_out + suffix: text for suffix, text in gen.programs}
         _write_all({tmp_out + ".h": gen.h_text, tmp_out + ".c": gen.c_text, **programs})
-        built = build_outputs(tmp_out + ".c", tmp_out, target, options)
+        binaries = replace(options, emit=tuple(k for k in options.emit if k in BINARY_KINDS))
+        built = build_outputs(tmp_out + ".c", tmp_out, target, binaries)
+        built.update(_write_build_files(out, tmp_out, fe, gen, target, options, built))
         placed = {}
         for src in [tmp_out + ".h", tmp_out + ".c", *programs, *built.values()]:
             dst = out + src[len(tmp_out):]
@@ -129,6 +136,25 @@ def _build_then_place(out: str, gen: Generated, target, options: CompileOptions)
         raise AotcError(f"cannot write output: {e.strerror or e}", file=getattr(e, "filename", None)) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _write_build_files(out: str, tmp_out: str, fe: Frontend, gen: Generated, target, options: CompileOptions,
+                       built: dict[str, str]) -> dict[str, str]:
+    """The depfile and pkg-config file `options.emit` asks for, written beside the binaries
+    in the private directory; their text names the final paths under `out`."""
+    final = {kind: out + path[len(tmp_out):] for kind, path in built.items()}
+    texts = {}
+    if "pc" in options.emit:
+        library = final.get("a") or final.get("o")
+        if library is None:
+            raise AotcError("emit pc: the pkg-config file names the object or archive to link, so it needs o or a")
+        texts["pc"] = pkgconfig_text(gen.name, out, options.source_name or os.path.basename(fe.path), target,
+                                     os.path.abspath(library))
+    if "d" in options.emit:
+        targets = [out + ".c", out + ".h", *final.values(), *([out + ".pc"] if "pc" in texts else [])]
+        texts["d"] = depfile_text(targets, fe.inputs)
+    _write_all({f"{tmp_out}.{kind}": text for kind, text in texts.items()})
+    return {kind: f"{tmp_out}.{kind}" for kind in texts}
 
 
 def _cached_generate(model: str, config, options: CompileOptions, progress: Progress | None = None):

@@ -27,6 +27,9 @@ from .integrations.entry import load_object, parse_shapes
 from .jax import export as jax_export
 from .options import CompileOptions
 from .toolchain.profile_table import format_profile
+from .toolchain.build import model_cflags
+from .toolchain.buildsys import cmake_dir, make_include, split_emit
+from .toolchain.targets import resolve_target
 
 
 def _fail(err: AotcError) -> NoReturn:
@@ -158,8 +161,23 @@ def _shapes(values: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
 # ---------------------------------------------------------------- commands
 
 
+def _print_path(path: Callable[[], str]) -> Callable:
+    """An eager flag's callback: print `path()` and exit, like --version."""
+
+    def callback(ctx: click.Context, _param, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            click.echo(path())
+            ctx.exit()
+
+    return callback
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="aotc")
+@click.option("--cmake-dir", is_flag=True, expose_value=False, is_eager=True, callback=_print_path(cmake_dir),
+              help="Print the directory of aotcConfig.cmake (for aotc_DIR or CMAKE_PREFIX_PATH) and exit.")
+@click.option("--make-include", is_flag=True, expose_value=False, is_eager=True, callback=_print_path(make_include),
+              help="Print the path of the Makefile fragment (include $(shell aotc --make-include)) and exit.")
 @click.option("--debug", is_flag=True, help="Show the Python traceback of an internal error.")
 def main(debug: bool) -> None:
     """aotc: compile XLA HLO text modules to self-contained C libraries.
@@ -236,9 +254,12 @@ def _read_inputs(path: str | None) -> dict | None:
 @click.option("--name", "name", metavar="IDENT", default=None,
               help="C symbol prefix (default: config `name`, else the -o basename without `lib`).")
 @click.option("--emit", "emit", metavar="KINDS", default="o", show_default=True,
-              help="Binaries to build besides .c/.h: the object always, plus so and/or a "
-                   "(e.g. --emit so,a); 'none' builds nothing. 'test' writes PREFIX_test.c (needs "
-                   "--test-inputs and --test-expected), 'bench' PREFIX_benchmark.c.")
+              help="What to write besides .c/.h: the object always, plus so and/or a (e.g. --emit so,a); "
+                   "d: a Make-style depfile PREFIX.d; pc: a pkg-config file PREFIX.pc; 'none' or only "
+                   "c,h (e.g. --emit c,h,d): no binary. 'test' writes PREFIX_test.c (needs --test-inputs "
+                   "and --test-expected), 'bench' PREFIX_benchmark.c.")
+@click.option("--weights", "weights", type=click.Choice(["bound", "fed"]), default="bound", show_default=True,
+              help="bound: the config's `bound` parameters are frozen into the library; fed: they are feeds.")
 @click.option("--test-inputs", "test_inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Argument values PREFIX_test.c runs the model on, keyed by argument name.")
 @click.option("--test-expected", "test_expected", metavar="OUT.npz", type=click.Path(), default=None,
@@ -255,29 +276,42 @@ def _read_inputs(path: str | None) -> dict | None:
 @click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
 @_handles_errors
 def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-                out, name, emit, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
+                out, name, emit, weights, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
                 dump_dir) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
     listed = [k.strip() for k in emit.split(",") if k.strip()]
-    bad = [k for k in listed if k not in ("o", "so", "a", "none", "test", "bench")]
-    if bad:
-        raise AotcError(f"--emit: unknown kind '{bad[0]}' (use o, so, a, test, bench, or none)")
+    programs = tuple(k for k in ("test", "bench") if k in listed)
     if "test" in listed and not (test_inputs and test_expected):
         raise AotcError("--emit test needs --test-inputs IN.npz and --test-expected OUT.npz")
-    programs = tuple(k for k in ("test", "bench") if k in listed)
-    # the object is always built unless `none`; so and a come in addition
-    kinds = () if "none" in listed else tuple(k for k in ("o", "so", "a") if k == "o" or k in listed)
+    kinds = split_emit([k for k in listed if k not in programs])
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, name=name, elided_constants=elided_constants,
-                            bind_constants=bind_constants, emit=kinds, dump_after=tuple(dump_after),
+                            bind_constants=bind_constants, emit=kinds, weights=weights, dump_after=tuple(dump_after),
                             dump_dir=dump_dir, shapes=_shapes(shape), programs=programs, test_inputs=test_inputs,
                             test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile)
     with _progress() as progress:
         res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
-    for path in (res.h_path, res.c_path, *res.program_paths, res.obj_path, res.so_path, res.a_path):
+    for path in (res.h_path, res.c_path, *res.program_paths, res.obj_path, res.so_path, res.a_path, res.d_path,
+                 res.pc_path):
         if path:
             click.echo(path)
+
+
+@main.command("cflags")
+@click.option("--cflags", "cflags", metavar="FLAGS", default="", help="Flags to append (one string).")
+@click.option("--target-features", "target_features", metavar="FEATURES", default=None,
+              help="ISA features like tfcompile's, e.g. +avx2,+fma or +neon.")
+@click.option("--target-cpu", "target_cpu", metavar="CPU", default=None, help="CPU to tune for.")
+@click.option("--target", "target", metavar="TARGET", default="host", show_default=True,
+              help="host, native, x86_64, aarch64, generic, or a triple such as aarch64-linux-android.")
+@_handles_errors
+def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
+    """Print the C compiler flags for compiling a generated PREFIX.c for TARGET in your own
+    build (optimization, numeric and ISA flags, GCC/Clang spelling; --cflags appended)."""
+
+    opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cflags=cflags)
+    click.echo(" ".join(model_cflags(resolve_target(opts.target, opts.target_cpu, opts.target_features), opts)))
 
 
 @main.command("run")

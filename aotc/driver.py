@@ -21,7 +21,7 @@ from .errors import AotcError
 from .frontend import parse_model
 from .frontend import read_model as read_model_file
 from .frontend.c_names import prefix_problem
-from .frontend.config import load_config
+from .frontend.config import bound_as_feeds, load_config
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
 from .hlo.ir import Module
@@ -51,6 +51,7 @@ class Frontend:
     signature: Signature
     source_text: str
     path: str
+    inputs: tuple[str, ...] = ()  # every file read: model, config, .npz files (for a depfile)
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,21 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
         module = resolve_constants(module, options.elided_constants,    # elided constants
                                    options.bind_constants, source)
     progress("signature", None)
+    inputs = [model] if text is None else []
+    if options.bind_constants is not None:
+        inputs.append(options.bind_constants)
     if isinstance(config, (str, os.PathLike)):
+        inputs.append(os.fspath(config))
         config = load_config(config)
+    if options.weights not in ("bound", "fed"):
+        raise AotcError(f"--weights: '{options.weights}' is not a weights mode (use bound or fed)")
+    if config is not None and config.bound is not None:
+        if options.weights == "fed":                                    # bound parameters become feeds
+            config = bound_as_feeds(config)
+        else:
+            inputs.append(config.bound.path)
     sig = resolve_signature(module, config)                             # feeds, fetches, names
-    return Frontend(module, sig, source, model)
+    return Frontend(module, sig, source, model, tuple(inputs))
 
 
 def default_name(out: str | None, fe: Frontend, options: CompileOptions) -> str:

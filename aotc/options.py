@@ -18,7 +18,8 @@ class CompileOptions:
     name: str | None = None  # C symbol prefix; default from config `name` or the -o basename
     elided_constants: str = "error"  # error | zeros | random
     bind_constants: str | None = None  # .npz of values for elided constants, by instruction name
-    emit: tuple[str, ...] = ("o",)  # any of o, so, a
+    emit: tuple[str, ...] = ("o",)  # any of o, so, a (binaries) and d, pc (build-system files)
+    weights: str = "bound"  # bound: the config's `bound` section freezes values in; fed: those parameters are feeds
     dump_after: tuple[str, ...] = ()  # pipeline stage names whose result is dumped
     dump_dir: str | None = None
     source_name: str | None = None  # file name shown in the generated banner

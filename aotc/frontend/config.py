@@ -11,7 +11,7 @@ looks at the module.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import yaml
 from yaml.nodes import Node
@@ -141,6 +141,17 @@ def parse_config(text: str, file: str = "<config>", base_dir: str | None = None)
         return _config(reader, root, base_dir or os.getcwd())
     except RecursionError:
         raise reader.error("invalid YAML: nested too deeply", None, None) from None
+
+
+def bound_as_feeds(cfg: Config) -> Config:
+    """`cfg` with its bound parameters made feeds (`--weights fed`): listed after the
+    config's own feeds when it lists them, named as a feed without a name would be."""
+    if cfg.bound is None:
+        return cfg
+    feeds = cfg.feeds
+    if feeds is not None:
+        feeds = feeds + tuple(FeedSpec(p.id, spot=p.spot) for p in cfg.bound.params)
+    return replace(cfg, feeds=feeds, bound=None)
 
 
 # ---------------------------------------------------------------- sections

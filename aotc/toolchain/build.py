@@ -29,8 +29,19 @@ def base_cflags(options: CompileOptions) -> list[str]:
     # -ffp-contract=off: a*b+c rounds twice on every target, as the runtime's tests expect
     # (the generated .c also turns contraction off and refuses fast-math itself; no result
     # depends on these flags, see aotc_rt.h)
-    return ["-std=c11", options.opt_level, "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC",
-            *options.cflags]
+    return ["-std=c11", options.opt_level, *_NUMERIC_CFLAGS, "-fPIC", *options.cflags]
+
+
+_NUMERIC_CFLAGS = ("-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off")
+
+
+def model_cflags(target: Target, options: CompileOptions) -> tuple[str, ...]:
+    """What a build system that compiles a generated `.c` itself (CMake's `aotc_add_library`)
+    adds to its own flags, in GCC/Clang spelling: the optimization level and flags of
+    `base_cflags`, the target's ISA flags (the runtime picks its SIMD code from the macros
+    they define), then `options.cflags`. The language level and -fPIC are the build
+    system's own settings."""
+    return (options.opt_level, *_NUMERIC_CFLAGS, *target.simd_cflags, *options.cflags)
 
 
 def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
