@@ -1,0 +1,112 @@
+"""aotc's CMake package (aotc/toolchain/cmake): a real project with find_package(aotc) and
+two aotc_add_library targets, built with cmake + ninja on this machine and for aarch64
+through the shipped toolchain file (run under qemu), its C and C++ programs checked
+against XLA's outputs; editing the model, or the bound .npz only the depfile names,
+reruns aotc, and a build with nothing changed does not."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aotc.toolchain.buildsys import cmake_dir
+
+from .two_models import aotc_wrapper, run_program, write_models, write_sources
+
+pytestmark = pytest.mark.slow
+
+CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
+project(two_models LANGUAGES C CXX)
+find_package(aotc 0.1 REQUIRED)
+
+aotc_add_library(mm MODEL models/mm.hlo CONFIG models/mm.yaml)
+aotc_add_library(unary MODEL models/unary.hlo CONFIG models/unary.yaml WEIGHTS bound)
+
+add_executable(c_app main.c)
+set_target_properties(c_app PROPERTIES C_STANDARD 11)
+add_executable(cc_app main.cc)
+target_compile_features(cc_app PRIVATE cxx_std_11)
+foreach(app c_app cc_app)
+  target_compile_options(${app} PRIVATE -Wall -Wextra -Werror)
+  target_link_libraries(${app} PRIVATE mm unary)
+endforeach()
+"""
+
+
+def _need(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (apt install cmake ninja-build)")
+
+
+def _project(root: Path) -> Path:
+    write_models(root / "models")
+    write_sources(root)
+    (root / "CMakeLists.txt").write_text(CMAKELISTS)
+    return root
+
+
+def _configure(src: Path, build: Path, *extra: str) -> None:
+    r = subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-G", "Ninja", f"-Daotc_DIR={cmake_dir()}",
+                        f"-DAOTC_EXECUTABLE={aotc_wrapper(src)}", *extra], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _build(build: Path) -> list[str]:
+    """Build; the models aotc compiled in this build (from the custom commands' comments)."""
+    r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return sorted(line.split("aotc: compiling ")[1].split()[0] for line in r.stdout.splitlines()
+                  if "aotc: compiling " in line)
+
+
+def test_cmake_project_on_host_rebuilds_on_edits(tmp_path):
+    _need("cmake", "ninja")
+    src = _project(tmp_path / "src")
+    build = tmp_path / "build"
+    _configure(src, build)
+    assert _build(build) == ["models/mm.hlo", "models/unary.hlo"]
+    run_program([str(build / "c_app")], "C program (CMake, host)")
+    run_program([str(build / "cc_app")], "C++ program (CMake, host)")
+    assert _build(build) == []  # nothing changed: aotc does not run
+
+    model = src / "models" / "unary.hlo"
+    model.write_text(model.read_text() + "\n")  # an edit that keeps the model's meaning
+    assert _build(build) == ["models/unary.hlo"]
+
+    npz = src / "models" / "y.npz"  # read through mm.yaml's `bound`: named only by the depfile
+    data = npz.read_bytes()
+    npz.unlink()
+    npz.write_bytes(data)
+    os.utime(npz, None)
+    assert _build(build) == ["models/mm.hlo"]
+    run_program([str(build / "cc_app")], "C++ program (CMake, host, rebuilt)")
+
+
+@pytest.mark.aarch64
+def test_cmake_project_cross_aarch64_runs_under_qemu(tmp_path):
+    _need("cmake", "ninja")
+    missing = [t for t in ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (apt install gcc-aarch64-linux-gnu "
+                    "g++-aarch64-linux-gnu qemu-user)")
+    src = _project(tmp_path / "src")
+    build = tmp_path / "build"
+    _configure(src, build, f"-DCMAKE_TOOLCHAIN_FILE={cmake_dir()}/aarch64-linux-gnu.cmake")
+    assert _build(build) == ["models/mm.hlo", "models/unary.hlo"]
+    assert "target aarch64 (aarch64-linux-gnu" in (build / "aotc" / "mm" / "mm.h").read_text()
+    qemu = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
+    run_program([*qemu, str(build / "c_app")], "C program (CMake, aarch64 under qemu)")
+    run_program([*qemu, str(build / "cc_app")], "C++ program (CMake, aarch64 under qemu)")
+
+
+def test_cmake_refuses_weights_file(tmp_path):
+    _need("cmake", "ninja")
+    src = _project(tmp_path / "src")
+    (src / "CMakeLists.txt").write_text(CMAKELISTS.replace("WEIGHTS bound", "WEIGHTS file"))
+    r = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"), "-G", "Ninja", f"-Daotc_DIR={cmake_dir()}",
+                        f"-DAOTC_EXECUTABLE={aotc_wrapper(src)}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "WEIGHTS file: use bound" in r.stderr
