@@ -1,5 +1,6 @@
 """The examples build and run: examples/matmul's C++, C and Python programs on this
-machine, and its C++ program cross-built for aarch64 under qemu."""
+machine, and its C++ program cross-built for aarch64 under qemu; examples/cmake's project
+built with cmake and ninja."""
 import os
 import shutil
 import subprocess
@@ -34,3 +35,20 @@ def test_matmul_example_runs_on_aarch64(tmp_path):
     r = _make(tmp_path, "run-aarch64")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1] == "Success"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja")), reason="needs cmake and ninja (apt)")
+def test_cmake_example_runs(tmp_path):
+    from aotc.toolchain.buildsys import cmake_dir
+
+    wrapper = tmp_path / "aotc"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m aotc "$@"\n')
+    wrapper.chmod(0o755)
+    build = tmp_path / "build"
+    for cmd in (["cmake", "-S", os.path.join(ROOT, "examples", "cmake"), "-B", str(build), "-G", "Ninja",
+                 f"-Daotc_DIR={cmake_dir()}", f"-DAOTC_EXECUTABLE={wrapper}"],
+                ["cmake", "--build", str(build)], [str(build / "matmul_demo")]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "[[58, 64], [139, 154]]"
