@@ -110,3 +110,24 @@ def test_cmake_refuses_weights_file(tmp_path):
     r = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"), "-G", "Ninja", f"-Daotc_DIR={cmake_dir()}",
                         f"-DAOTC_EXECUTABLE={aotc_wrapper(src)}"], capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "WEIGHTS file: use bound" in r.stderr
+
+
+@pytest.mark.parametrize("processor, compiler_target, aotc_target", [
+    ("aarch64", "", "aarch64"),
+    ("arm64", "aarch64-none-linux-android24", "aarch64-linux-android"),  # as the Android NDK sets it
+    ("AMD64", "x86_64-pc-linux-gnu", "x86_64"),
+    ("riscv64", "", "riscv64"),
+])
+def test_cmake_cross_target_defaults_from_the_toolchain(tmp_path, processor, compiler_target, aotc_target):
+    """Configure only, with this machine's compiler posing as a cross compiler: the aotc target
+    aotc_add_library passes comes from CMAKE_C_COMPILER_TARGET, else CMAKE_SYSTEM_PROCESSOR."""
+    _need("cmake", "ninja")
+    src = _project(tmp_path / "src")
+    toolchain = tmp_path / "toolchain.cmake"
+    toolchain.write_text(f"set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR {processor})\n"
+                         + (f"set(CMAKE_C_COMPILER_TARGET {compiler_target})\n" if compiler_target else ""))
+    build = tmp_path / "build"
+    _configure(src, build, f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    ninja = (build / "build.ninja").read_text()
+    assert f"--target {aotc_target} --weights bound" in ninja
+    assert "--target host" not in ninja
