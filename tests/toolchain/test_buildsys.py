@@ -158,3 +158,15 @@ def test_two_models_in_one_cpp_program(two_built, cxx):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     run_program([str(exe)], f"C++ program ({cxx}) with ns_a::MatMul and ns_b::detail::Unary")
+
+
+def test_wheel_package_data_ships_cmake_and_make_files():
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["aotc"]
+    shipped = [p.relative_to(REPO / "aotc").as_posix() for d in ("cmake", "make")
+               for p in (REPO / "aotc" / "toolchain" / d).iterdir()]
+    assert len(shipped) == 4
+    assert all(any(fnmatch.fnmatch(f, pat) for pat in patterns) for f in shipped), shipped
