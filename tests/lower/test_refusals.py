@@ -1,6 +1,7 @@
 """An op rule that cannot compile a case refuses it with a located error (exit 1), never a
 traceback and never code that reads values wrongly: f8 values (no conversion yet; their
-storage bytes must not be read as numbers) and complex maximum."""
+storage bytes must not be read as numbers), complex maximum, and a map whose computation is
+not scalar elementwise work."""
 from __future__ import annotations
 
 import pytest
@@ -13,6 +14,11 @@ CASES = {
            "m.hlo:4:8: error: cannot compile add y: f8e4m3fn values are not supported yet"),
     "complex_max": ("HloModule c\nENTRY main {\n  x = c64[4] parameter(0)\n  ROOT y = c64[4] maximum(x, x)\n}\n",
                     "m.hlo:4:8: error: cannot compile maximum y: maximum on complex values is not supported yet"),
+    "map_reduce": ("HloModule m\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+                   "body {\n  x = f32[] parameter(0)\n  v = f32[2] broadcast(x), dimensions={}\n  z = f32[] constant(0)\n"
+                   "  ROOT r = f32[] reduce(v, z), dimensions={0}, to_apply=red\n}\n"
+                   "ENTRY main {\n  p = f32[3] parameter(0)\n  ROOT y = f32[3] map(p), dimensions={0}, to_apply=body\n}\n",
+                   "m.hlo:9:3: error: map y: broadcast v (f32[2]) is not a scalar elementwise op"),
 }
 
 

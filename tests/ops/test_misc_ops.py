@@ -1,5 +1,6 @@
 """Ops no other fixture exercises, against XLA:CPU: bitcast-convert between types of one
-width (float bits as integers and back, halves as their bits) and opt-barrier.
+width (float bits as integers and back, halves as their bits), opt-barrier, and map (a
+scalar computation with a constant, a nested call and a nested map, applied to [2,3,4]).
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -45,6 +46,34 @@ ENTRY main {
   ROOT r = f32[10] add(p, q)
 }
 """, [np.linspace(-2, 2, 10, dtype=np.float32)], 1e-6),
+    "map_nested": ("""HloModule map_nested
+half {
+  h = f32[] parameter(0)
+  c = f32[] constant(0.5)
+  ROOT hm = f32[] multiply(h, c)
+}
+square_plus {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  s = f32[] multiply(a, a)
+  t = f32[] call(s), to_apply=half
+  ROOT r = f32[] add(t, b)
+}
+pick {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  k = pred[] compare(x, y), direction=GT
+  inner = f32[] map(x), dimensions={}, to_apply=half
+  ROOT v = f32[] select(k, inner, y)
+}
+ENTRY main {
+  p = f32[2,3,4] parameter(0)
+  q = f32[2,3,4] parameter(1)
+  m = f32[2,3,4] map(p, q), dimensions={0,1,2}, to_apply=square_plus
+  ROOT n = f32[2,3,4] map(m, q), dimensions={0,1,2}, to_apply=pick
+}
+""", [np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4),
+      np.cos(np.arange(24, dtype=np.float32)).reshape(2, 3, 4)], 0.0),
 }
 
 
