@@ -464,7 +464,11 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
   AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
   AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
-  AOTC_INLINE T aotc_expm1_##N(T a) { return aotc_ftz_##N(aotc__expm1_##N(aotc_ftz_##N(a))); }  \
+  /* expm1 passes x through unflushed where x/2 flushes to zero, as XLA's select does */   \
+  AOTC_INLINE T aotc_expm1_##N(T a) {                                                     \
+    T r = aotc_ftz_##N(aotc__expm1_##N(aotc_ftz_##N(a)));                                  \
+    return aotc_ftz_##N(a * (T)0.5) == (T)0 ? a : r;                                      \
+  }                                                                                       \
   AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(aotc__log_##N(aotc_ftz_##N(a))); }   \
   AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(aotc__log1p_##N(aotc_ftz_##N(a))); }  \
   AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \

@@ -141,6 +141,7 @@ def cdef_text(math: bool = True) -> str:
         ("f64_to_f16", "double", "uint16_t"), ("cvt_f32_f64", "float", "double"),
         ("cvt_f32_pred", "float", "uint8_t"), ("tanh_f32", "float", "float"),
         ("log_f32", "float", "float"), ("erf_f32", "float", "float"),
+        ("expm1_f32", "float", "float"), ("log1p_f32", "float", "float"),
     ):
         lines.append(f"void t_ftz_{name}(const {tin}*, {tout}*, int64_t);")
     for name, tin, tout in (

@@ -1,4 +1,4 @@
-"""exp, log, tanh, erf and logistic in f32 give XLA:CPU's bits: the runtime computes them
+"""exp, log, tanh, erf, logistic, expm1 and log1p in f32 give XLA:CPU's bits: the runtime computes them
 with XLA's own polynomials, fused exactly where XLA fuses (the vector forms give the scalar
 bits: test_simd.py). The expected values are XLA's (gen_xla_math.py), run under the FP
 environment of generated code."""
@@ -13,7 +13,7 @@ from .test_math import cptr
 
 DATA = Path(__file__).resolve().parent / "data" / "xla_math.npz"
 HELPER = {"exponential": "exp_f32", "log": "log_f32", "tanh": "tanh_f32", "erf": "erf_f32",
-          "logistic": "logistic_f32"}
+          "logistic": "logistic_f32", "exponential-minus-one": "expm1_f32", "log-plus-one": "log1p_f32"}
 
 
 @pytest.mark.parametrize("op", sorted(HELPER))
