@@ -18,6 +18,8 @@ import numpy as np
 
 from . import __version__
 from .driver import Frontend, Generated, Progress, frontend, generate
+from .emit_c.constants import BLOB_SUFFIX, Blob, write_parts
+from .emit_c.weights_file import write_weights
 from .errors import AotcError
 from .options import CompileOptions
 from .toolchain.build import build_outputs, cache_dir
@@ -40,6 +42,8 @@ class CompileResult:
     program_paths: tuple[str, ...] = ()  # PREFIX_test.c, PREFIX_benchmark.c when asked for
     d_path: str | None = None  # Make-style depfile (emit d)
     pc_path: str | None = None  # pkg-config file (emit pc)
+    blob_path: str | None = None  # PREFIX.c.bin: the constants the .c includes (incbin encoding)
+    weights_path: str | None = None  # PREFIX.weights (--weights file)
 
     @property
     def program(self):
@@ -51,8 +55,9 @@ def _options(options: CompileOptions | None, kw: dict) -> CompileOptions:
     return replace(options, **kw) if kw else options
 
 
-def _write_all(files: dict[str, str]) -> None:
-    """Write every file or none: temporaries first, renamed into place at the end."""
+def _write_all(files: dict) -> None:
+    """Write every file or none: temporaries first, renamed into place at the end. A value
+    is text, the .c's parts (streamed), or a Blob of constant bytes (streamed)."""
     umask = os.umask(0)
     os.umask(umask)
     temps = []
@@ -61,10 +66,14 @@ def _write_all(files: dict[str, str]) -> None:
             d = os.path.dirname(os.path.abspath(path))
             os.makedirs(d, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".aotc-", dir=d)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, 0o666 & ~umask)
             temps.append((tmp, path))
+            if isinstance(text, (Blob, WeightsData)):
+                with os.fdopen(fd, "wb") as f:
+                    text.write(f)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    write_parts(f, [text] if isinstance(text, str) else text)
+            os.chmod(tmp, 0o666 & ~umask)
         for tmp, path in temps:
             os.replace(tmp, path)
     except OSError as e:
@@ -88,7 +97,9 @@ def compile(model: str, config=None, out: str = "libmodel", options: CompileOpti
     c_path, h_path = out + ".c", out + ".h"
     built = _timed(progress, "C compiler", lambda: _build_then_place(out, fe, gen, target, options))
     return CompileResult(gen.name, c_path, h_path, built.get("o"), built.get("so"), built.get("a"), target.name, gen,
-                         tuple(out + suffix for suffix, _ in gen.programs), built.get("d"), built.get("pc"))
+                         tuple(out + suffix for suffix, _ in gen.programs), built.get("d"), built.get("pc"),
+                         c_path + BLOB_SUFFIX if gen.blob is not None else None,
+                         out + ".weights" if gen.lowered.program.weights else None)
 
 
 def _timed(progress: Progress | None, stage: str, step):
@@ -122,12 +133,17 @@ def _build_then_place(out: str, fe: Frontend, gen: Generated, target, options: C
     try:
         tmp_out = os.path.join(work, os.path.basename(out))
         programs = {tmp_out + suffix: text for suffix, text in gen.programs}
-        _write_all({tmp_out + ".h": gen.h_text, tmp_out + ".c": gen.c_text, **programs})
+        written = {**_files(gen, tmp_out), **programs}
+        _write_all(written)
         binaries = replace(options, emit=tuple(k for k in options.emit if k in BINARY_KINDS))
         built = build_outputs(tmp_out + ".c", tmp_out, target, binaries)
         built.update(_write_build_files(out, tmp_out, fe, gen, target, options, built))
         placed = {}
-        for src in [tmp_out + ".h", tmp_out + ".c", *programs, *built.values()]:
+        for stale in ([out + ".c" + BLOB_SUFFIX] if gen.blob is None else []) + \
+                ([out + ".weights"] if not gen.lowered.program.weights else []):
+            if os.path.exists(stale):
+                os.unlink(stale)  # an earlier build's blob or weights: the new library does not read them
+        for src in [*written, *built.values()]:
             dst = out + src[len(tmp_out):]
             os.replace(src, dst)
             placed[src] = dst
@@ -151,10 +167,48 @@ def _write_build_files(out: str, tmp_out: str, fe: Frontend, gen: Generated, tar
         texts["pc"] = pkgconfig_text(gen.name, out, options.source_name or os.path.basename(fe.path), target,
                                      os.path.abspath(library))
     if "d" in options.emit:
-        targets = [out + ".c", out + ".h", *final.values(), *([out + ".pc"] if "pc" in texts else [])]
+        targets = [out + ".c", out + ".h", *[out + f[len(tmp_out):] for f in _files(gen, tmp_out)][2:],
+                   *final.values(), *([out + ".pc"] if "pc" in texts else [])]
         texts["d"] = depfile_text(targets, fe.inputs)
     _write_all({f"{tmp_out}.{kind}": text for kind, text in texts.items()})
     return {kind: f"{tmp_out}.{kind}" for kind in texts}
+
+
+@dataclass(frozen=True)
+class WeightsData:
+    """The contents of PREFIX.weights, streamed when written."""
+
+    weights: tuple
+
+    def write(self, f) -> None:
+        write_weights(f, self.weights)
+
+
+def _files(gen: Generated, prefix: str) -> dict:
+    """What `generate` made, by path: the header, the .c, and the constants' blob if any."""
+    files: dict = {prefix + ".h": gen.h_text, prefix + ".c": gen.c_parts}
+    if gen.blob is not None:
+        files[prefix + ".c" + BLOB_SUFFIX] = gen.blob
+    if gen.lowered.program.weights:
+        files[prefix + ".weights"] = WeightsData(gen.lowered.program.weights)
+    return files
+
+
+def _source_digest(gen: Generated) -> bytes:
+    """A hash of the generated files, computed without joining a big .c into one string."""
+    h = hashlib.sha256()
+    for part in gen.c_parts:
+        if isinstance(part, str):
+            h.update(part.encode())
+        else:
+            h.update(part.encoding.encode() + b"\0" + part.const.cname.encode() + b"\0")
+            h.update(np.ascontiguousarray(part.const.data).reshape(-1).view(np.uint8))
+    h.update(gen.h_text.encode())
+    if gen.blob is not None:
+        h.update(gen.blob.sha256.encode())
+    for w in gen.lowered.program.weights:  # PREFIX.weights is written beside the .c
+        h.update(np.ascontiguousarray(w.data).reshape(-1).view(np.uint8))
+    return h.digest()
 
 
 def _cached_generate(model: str, config, options: CompileOptions, progress: Progress | None = None):
@@ -165,12 +219,13 @@ def _cached_generate(model: str, config, options: CompileOptions, progress: Prog
     fe = frontend(model, config, options, progress=progress)
     gen = generate(fe, "libmodel", options, target.banner(), progress=progress)
     key = hashlib.sha256()
-    for part in (__version__, gen.c_text, gen.h_text, repr(options), target.banner()):
+    key.update(_source_digest(gen))
+    for part in (__version__, repr(options), target.banner()):
         key.update(hashlib.sha256(part.encode()).digest())
     out = os.path.join(cache_dir(), key.hexdigest()[:24], "libmodel")
     c_path = out + ".c"
     if not os.path.exists(c_path):
-        _write_all({out + ".h": gen.h_text, c_path: gen.c_text})
+        _write_all(_files(gen, out))
     return fe, gen, c_path, target
 
 
@@ -187,7 +242,10 @@ def load(result: CompileResult | str, options: CompileOptions | None = None):
     if so is None or not os.path.exists(so):
         opts = options or CompileOptions()
         so = build_outputs(prefix + ".c", prefix, resolve_target("host"), replace(opts, emit=("so",)))["so"]
-    return load_library(so, name)
+    model = load_library(so, name)
+    if os.path.exists(prefix + ".weights"):  # --weights file: the weights written beside the library
+        model.load_weights(prefix + ".weights")
+    return model
 
 
 def _prefix_from_header(h_path: str) -> str:

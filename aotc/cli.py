@@ -258,8 +258,9 @@ def _read_inputs(path: str | None) -> dict | None:
                    "d: a Make-style depfile PREFIX.d; pc: a pkg-config file PREFIX.pc; 'none' or only "
                    "c,h (e.g. --emit c,h,d): no binary. 'test' writes PREFIX_test.c (needs --test-inputs "
                    "and --test-expected), 'bench' PREFIX_benchmark.c.")
-@click.option("--weights", "weights", type=click.Choice(["bound", "fed"]), default="bound", show_default=True,
-              help="bound: the config's `bound` parameters are frozen into the library; fed: they are feeds.")
+@click.option("--weights", "weights", type=click.Choice(["bound", "fed", "file"]), default="bound", show_default=True,
+              help="bound: the config's `bound` parameters are frozen into the library; fed: they are feeds; "
+                   "file: they are written to PREFIX.weights and loaded at run time (P_load_weights).")
 @click.option("--test-inputs", "test_inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Argument values PREFIX_test.c runs the model on, keyed by argument name.")
 @click.option("--test-expected", "test_expected", metavar="OUT.npz", type=click.Path(), default=None,
@@ -274,10 +275,15 @@ def _read_inputs(path: str | None) -> dict | None:
 @click.option("--dump-after", "dump_after", metavar="STAGE", multiple=True,
               help="Print the IR after a lowering stage (bind, inline, delayout, simplify, fusion, program).")
 @click.option("--dump-dir", "dump_dir", metavar="DIR", default=None, help="Write dumps to DIR instead of stderr.")
+@click.option("--const-encoding", "const_encoding", type=click.Choice(["auto", "incbin", "string", "array"]),
+              default="auto", show_default=True,
+              help="How constants are written: incbin (a blob PREFIX.c.bin the assembler includes), string "
+                   "(string literals), array (hex C arrays, any compiler); auto: arrays when small, else incbin "
+                   "(string for --target generic).")
 @_handles_errors
 def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
                 out, name, emit, weights, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
-                dump_dir) -> None:
+                dump_dir, const_encoding) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
     listed = [k.strip() for k in emit.split(",") if k.strip()]
@@ -289,11 +295,12 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
                             cflags=cflags, name=name, elided_constants=elided_constants,
                             bind_constants=bind_constants, emit=kinds, weights=weights, dump_after=tuple(dump_after),
                             dump_dir=dump_dir, shapes=_shapes(shape), programs=programs, test_inputs=test_inputs,
-                            test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile)
+                            test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile,
+                            const_encoding=const_encoding)
     with _progress() as progress:
         res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
-    for path in (res.h_path, res.c_path, *res.program_paths, res.obj_path, res.so_path, res.a_path, res.d_path,
-                 res.pc_path):
+    for path in (res.h_path, res.c_path, res.blob_path, res.weights_path, *res.program_paths, res.obj_path,
+                 res.so_path, res.a_path, res.d_path, res.pc_path):
         if path:
             click.echo(path)
 
@@ -389,7 +396,8 @@ def bench_cmd(model, config, elided_constants, bind_constants, shape, target, ta
 @click.option("--params", "params", metavar="MODULE:NAME", default=None,
               help="A pytree of weights (or a function returning one), passed as the last argument.")
 @click.option("--weights", "weights", type=click.Choice(["bound", "fed", "file"]), default="bound",
-              show_default=True, help="bound: frozen into the library (weights.npz); fed: arguments.")
+              show_default=True, help="bound: frozen into the library (weights.npz); fed: arguments; file: "
+                                      "weights.npz for `aotc compile --weights file`.")
 @click.option("--dialect", "dialect", type=click.Choice(["stablehlo", "hlo"]), default="stablehlo",
               show_default=True, help="Write model.mlir (StableHLO text) or model.hlo (HLO text).")
 @click.option("--name", "name", metavar="IDENT", default=None, help="The config's `name` (C symbol prefix).")

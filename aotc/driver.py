@@ -15,8 +15,9 @@ from typing import Callable, Optional
 
 from .emit_c.bench import emit_bench_program
 from .emit_c.header import emit_header
+from .emit_c.constants import ENCODINGS, Blob, ConstText, join_parts, resolve_encoding
 from .emit_c.programs import emit_test_program
-from .emit_c.source import describe_program, emit_source
+from .emit_c.source import describe_program, emit_source_parts
 from .errors import AotcError
 from .frontend import parse_model
 from .frontend import read_model as read_model_file
@@ -58,10 +59,17 @@ class Frontend:
 class Generated:
     name: str  # C prefix
     header_name: str  # file name the .c includes
-    c_text: str
+    c_parts: tuple[str | ConstText, ...]  # the .c: text, and constants streamed as it is written
     h_text: str
     lowered: LowerResult
     programs: tuple[tuple[str, str], ...] = ()  # (file suffix, text): PREFIX_test.c, PREFIX_benchmark.c
+    blob: Blob | None = None  # with the incbin encoding: the constants of `PREFIX.c.bin`
+    encoding: str = "array"  # the constants' encoding `auto` resolved to
+
+    @property
+    def c_text(self) -> str:
+        """The whole .c in one string (small programs, tests; `write_parts` streams it)."""
+        return join_parts(self.c_parts)
 
 
 def read_model(path: str, options: CompileOptions = CompileOptions()) -> tuple[str, str]:
@@ -91,8 +99,8 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
     if isinstance(config, (str, os.PathLike)):
         inputs.append(os.fspath(config))
         config = load_config(config)
-    if options.weights not in ("bound", "fed"):
-        raise AotcError(f"--weights: '{options.weights}' is not a weights mode (use bound or fed)")
+    if options.weights not in ("bound", "fed", "file"):
+        raise AotcError(f"--weights: '{options.weights}' is not a weights mode (use bound, fed or file)")
     if config is not None and config.bound is not None:
         if options.weights == "fed":                                    # bound parameters become feeds
             config = bound_as_feeds(config)
@@ -135,15 +143,21 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
             _dump(stage, obj, options.dump_dir)
         progress(f"lower: after {stage}", None)
 
+    if options.weights == "file" and not fe.signature.bound:
+        raise AotcError("--weights file: the config binds no parameters; list the weights under `bound:` "
+                        "(file: an .npz, params: the parameters)")
     progress("lower", None)
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
-                    target=target_banner, source_text=fe.source_text, dump=dump)
+                    target=target_banner, source_text=fe.source_text, dump=dump,
+                    weights="file" if options.weights == "file" else "bound")
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
     p = lowered.program
-    return Generated(name, header_name, emit_source(p, header_name, options.profile),
-                     emit_header(p, guard, options.profile), lowered, _programs(p, header_name, options))
+    encoding = const_encoding(p, options, target_banner)
+    parts, blob = emit_source_parts(p, header_name, encoding, options.profile)
+    return Generated(name, header_name, tuple(parts), emit_header(p, guard, options.profile), lowered,
+                     _programs(p, header_name, options), blob, encoding)
 
 
 def _programs(p: Program, header_name: str, options: CompileOptions) -> tuple[tuple[str, str], ...]:
@@ -158,6 +172,19 @@ def _programs(p: Program, header_name: str, options: CompileOptions) -> tuple[tu
     if "bench" in options.programs:
         out.append((PROGRAMS["bench"], emit_bench_program(p, header_name, options.profile)))
     return tuple(out)
+
+
+def const_encoding(p: Program, options: CompileOptions, target_banner: str) -> str:
+    """What `--const-encoding` stands for with this program and target."""
+    if options.const_encoding not in ENCODINGS:
+        raise AotcError(f"--const-encoding: unknown encoding '{options.const_encoding}' "
+                        f"(use {', '.join(ENCODINGS)})")
+    total = sum(c.data.nbytes for q in _with_subprograms(p) for c in q.constants)
+    return resolve_encoding(options.const_encoding, target_banner.startswith("target generic"), total)
+
+
+def _with_subprograms(p: Program) -> list[Program]:
+    return [p] + [q for s in p.subprograms for q in _with_subprograms(s)]
 
 
 def _dump(stage: str, obj, dump_dir: str | None) -> None:

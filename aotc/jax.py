@@ -33,8 +33,11 @@ def compile(fn, inputs, params=None, *, weights: str = "bound", name: str = "mod
             target: str | None = None, dialect: str = "stablehlo", input_names: list[str] | None = None,
             options: CompileOptions | None = None, **kw) -> CompileResult:
     """Lower `fn` with jax and compile it: `<out>.c`, `<out>.h`, `<out>.o` (default out: lib<name>).
-    weights='bound' freezes `params` into the library; 'fed' makes them arguments."""
+    weights='bound' freezes `params` into the library; 'fed' makes them arguments; 'file' writes
+    them to `<out>.weights`, which `aotc.load` reads (docs/weights.md)."""
     options = options or CompileOptions()
+    if weights == "file":
+        options = replace(options, weights="file")
     if target is not None:
         options = replace(options, target=target)
     work = tempfile.mkdtemp(prefix="aotc-jax-")

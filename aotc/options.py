@@ -19,7 +19,8 @@ class CompileOptions:
     elided_constants: str = "error"  # error | zeros | random
     bind_constants: str | None = None  # .npz of values for elided constants, by instruction name
     emit: tuple[str, ...] = ("o",)  # any of o, so, a (binaries) and d, pc (build-system files)
-    weights: str = "bound"  # bound: the config's `bound` section freezes values in; fed: those parameters are feeds
+    weights: str = "bound"  # bound: the config's `bound` section freezes values in; fed: those parameters are
+    # feeds; file: they are written to PREFIX.weights and loaded at run time (docs/weights.md)
     dump_after: tuple[str, ...] = ()  # pipeline stage names whose result is dumped
     dump_dir: str | None = None
     source_name: str | None = None  # file name shown in the generated banner
@@ -30,3 +31,4 @@ class CompileOptions:
     test_rtol: float | None = None  # None: 1e-5 for 32/64-bit floats, 1e-2 for 16-bit ones
     test_atol: float | None = None  # None: 1e-6 for 32/64-bit floats, 1e-2 for 16-bit ones
     profile: bool = False  # time every kernel call of the run function (P_profile_* API)
+    const_encoding: str = "auto"  # auto | incbin | string | array: how constants are written (docs/weights.md)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..lower.program import Port, Program
 from . import profile as prof
 from .common import c_storage
+from .weights_file import weights_c
 
 MAX_THREADS = 256  # AOTC_MAX_THREADS of runtime_c/aotc_pool.h: the header's P_MAX_THREADS
 
@@ -49,7 +50,8 @@ def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
 def emit_api(p: Program, profile: bool = False) -> str:
     P = p.name
     na, nr = len(p.args), len(p.results)
-    NA, NR = max(na, 1), max(nr, 1)
+    nw = len(p.weights)
+    NA, NR = max(na + nw, 1), max(nr, 1)  # weights (--weights file) follow the arguments
     L = ["/* ---------------------------------------------------------------- introspection */"]
     L += _table(P, "arg", p.args) + _table(P, "result", p.results)
     L += [
@@ -65,6 +67,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         "    aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */",
         "    char error[160];",
         *(prof.instance_fields(p) if profile else []),
+        *(["    void* owned_weights;  /* what load_weights read, 64-byte aligned */"] if nw else []),
         "};",
         "",
         "static void* aotc_alloc64(size_t n) {",
@@ -106,6 +109,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         f"    for (int i = 0; i < {nr}; ++i) if (m->owned_results[i]) free(m->results[i]);",
         "    if (m->owned_arena) free(m->arena);",
         "    aotc_pool_destroy(m->pool);",
+        *(["    free(m->owned_weights);"] if nw else []),
         "    free(m);",
         "}",
         "",
@@ -210,12 +214,17 @@ def emit_api(p: Program, profile: bool = False) -> str:
         f"int {P}_run({P}_instance* m) {{",
         f"    if (!m) return {P}_ERR_NULL_INSTANCE;",
         "    m->error[0] = 0;",
+        *([f"    if (!m->args[{na}]) return {P}_fail_msg(m, {P}_ERR_WEIGHTS, \"no weights set: call {P}_load_weights "
+           f"or {P}_set_weights\");"] if nw else []),
         f"    return {P}_run_checked(m, m->args, m->results, m->arena, m->arena_bytes, m->par.fn ? &m->par : 0);",
         "}",
         "",
         f"int {P}_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes) {{",
-        f"    return {P}_run_checked(0, args, results, arena, arena_bytes, 0);",
+        *([f"    (void)args; (void)results; (void)arena; (void)arena_bytes;",
+           f"    return {P}_ERR_WEIGHTS;  /* the weights live in an instance */"] if nw else
+          [f"    return {P}_run_checked(0, args, results, arena, arena_bytes, 0);"]),
         "}",
+        *weights_c(p),
         "",
         "/* typed accessors */",
     ]

@@ -10,6 +10,7 @@ from ..lower.program import Port, Program
 from . import profile as prof
 from .api import MAX_THREADS
 from .common import banner, c_storage, macro
+from .weights_file import weights_header
 
 
 def _ports_macros(p: Program, M: str) -> list[str]:
@@ -71,6 +72,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
              "   least ARENA_BYTES, checked); runs on the calling thread. Safe to call concurrently with",
              "   distinct buffers. */",
              f"int {P}_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);", "",
+             *weights_header(p, M),
              "/* Typed accessors by name. */"]
     for i, a in enumerate(p.args):
         lines.append(f"{c_storage(a)}* {P}_arg_{a.name}_data({P}_instance* m);  /* arg {i} */")
@@ -141,6 +143,9 @@ def _cpp_class(p: Program) -> str:
          f"    return {P}_set_parallel_for(m_, device ? &ParallelFor<Device> : nullptr,",
          "                               const_cast<void*>(static_cast<const void*>(device))) == " + f"{P}_OK;",
          "  }",
+         *([f"  bool load_weights(const char* path) {{ return {P}_load_weights(m_, path) == {P}_OK; }}",
+            f"  bool set_weights(const void* data, size_t size) {{ return {P}_set_weights(m_, data, size) == {P}_OK; }}"]
+           if p.weights else []),
          f"  static int LookupArgIndex(const char* name) {{ return {P}_lookup_arg_index(name); }}",
          f"  static int LookupResultIndex(const char* name) {{ return {P}_lookup_result_index(name); }}",
          f"  void* arg_data(size_t i) {{ return {P}_arg_data(m_, static_cast<int>(i)); }}",

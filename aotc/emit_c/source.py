@@ -8,38 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
-
 from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import runtime_source
 from . import profile as prof
 from .api import emit_api
 from .common import banner
+from .constants import Blob, ConstText, incbin_ok, incbin_text, join_parts
 from .kernel_c import function, stmts
-
-_BITS = {1: ("uint8_t", "0x{:02x}u"), 2: ("uint16_t", "0x{:04x}u"), 4: ("uint32_t", "0x{:08x}u"),
-         8: ("uint64_t", "UINT64_C(0x{:016x})")}
-
-
-def _const(c: ConstArray) -> str:
-    """A constant as exact bit patterns in a union with its element type (C11 allows the pun)."""
-    data = np.ascontiguousarray(c.data).reshape(-1)
-    if c.dtype.kind == "complex":
-        data = data.view(np.float32 if c.dtype.name == "c64" else np.float64)
-    width = data.dtype.itemsize
-    utype, fmt = _BITS[width]
-    words = data.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]).tolist()
-    n = max(len(words), 1)
-    per = {1: 16, 2: 12, 4: 8, 8: 4}[width]
-    rows = []
-    for k in range(0, len(words), per):
-        rows.append("    " + ", ".join(fmt.format(w) for w in words[k:k + per]) + ",")
-    count = max(c.data.size, 1)
-    dims = ",".join(map(str, c.dims))
-    return (f"/* {c.dtype.name}[{dims}] */\nstatic const union {{ {utype} bits[{n}]; {c.dtype.c_type} v[{count}]; }} "
-            f"{c.cname} = {{{{\n" + ("\n".join(rows) if rows else "    0") + "\n}};\n")
-
 
 def _param_decl(s: Slot, written: bool) -> str:
     if s.place == "scratch":
@@ -48,14 +24,14 @@ def _param_decl(s: Slot, written: bool) -> str:
     return f"{t}* AOTC_RESTRICT {s.cname}" if written else f"const {t}* {s.cname}"
 
 
-def _slot_pointer(s: Slot) -> str:
+def _slot_pointer(s: Slot, bare: frozenset[str]) -> str:
     t = s.dtype.c_type
     if s.place == "arg":
         return f"{t}* const {s.cname} = ({t}*)args[{s.offset}];"
     if s.place == "result":
         return f"{t}* const {s.cname} = ({t}*)results[{s.offset}];"
     if s.place == "const":
-        return f"const {t}* const {s.cname} = {s.const}.v;"
+        return f"const {t}* const {s.cname} = {s.const}{'' if s.const in bare else '.v'};"
     if s.place == "alias":
         return f"{t}* const {s.cname} = ({t}*){s.alias_of};"
     if s.place == "scratch":
@@ -158,7 +134,7 @@ def _threaded(k) -> bool:
     return k.parallel
 
 
-def _emit_execute(p: Program, out: list[str], profile: bool = False) -> None:
+def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset(), profile: bool = False) -> None:
     out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena,")
     out.append(f"                            const aotc_par* par{prof.execute_param() if profile else ''}) {{")
     needed = {c for k in p.kernels for c, _ in k.params}
@@ -166,7 +142,7 @@ def _emit_execute(p: Program, out: list[str], profile: bool = False) -> None:
         if s.cname in needed and s.alias_of:
             needed.add(s.alias_of)
     order = sorted((s for s in p.slots if s.cname in needed), key=lambda s: (s.place == "alias", s.cname))
-    out += ["    " + _slot_pointer(s) for s in order]
+    out += ["    " + _slot_pointer(s, bare) for s in order]
     out += ["    (void)args;", "    (void)results;", "    (void)arena;", "    (void)par;"]
     if profile:
         out += ["    (void)prof;", *prof.timed_calls(p, _emit_call)]
@@ -191,6 +167,15 @@ def _assert_unique(names: list[str], kind: str) -> None:
 
 
 def emit_source(p: Program, header_name: str, profile: bool = False) -> str:
+    """The whole .c as one string, constants as C arrays (for small programs and tests)."""
+    parts, _ = emit_source_parts(p, header_name, profile=profile)
+    return join_parts(parts)
+
+
+def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
+                      profile: bool = False) -> tuple[list, Blob | None]:
+    """The .c as text pieces and constants to stream (`constants.write_parts`), and with
+    `incbin` the blob its constants are in (`Blob.write` writes it beside the .c)."""
     programs = _all_programs(p)
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
            f'#include "{header_name}"', "",
@@ -199,7 +184,17 @@ def emit_source(p: Program, header_name: str, profile: bool = False) -> str:
            runtime_source(), "",
            "/* ---------------------------------------------------------------- constants */"]
     consts = [c for q in programs for c in q.constants]
-    out += [_const(c) for c in consts]
+    in_blob = [c for c in consts if encoding == "incbin" and incbin_ok(c)]
+    blob = Blob.of(in_blob) if in_blob else None
+    parts: list = ["\n".join(out) + "\n"]
+    blobbed = {id(c) for c in in_blob}
+    for c in consts:
+        if id(c) not in blobbed:
+            parts += [ConstText(c, "array" if encoding == "incbin" else encoding), "\n"]
+    if blob is not None:
+        parts += [incbin_text(blob, p.name), "\n"]
+    bare = frozenset(c.cname for c in in_blob)
+    out = []
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
             "/* ---------------------------------------------------------------- scalar functions */"]
@@ -215,12 +210,13 @@ def emit_source(p: Program, header_name: str, profile: bool = False) -> str:
         out += [f"/* ---------------------------------------------------------------- {title} */"]
         _emit_kernels(q, out)
         if q is not p:
-            _emit_execute(q, out)
+            _emit_execute(q, out, bare)
     out += prof.clock_source() if profile else []
     out += ["/* ---------------------------------------------------------------- entry */"]
-    _emit_execute(p, out, profile)
+    _emit_execute(p, out, bare, profile)
     out += [emit_api(p, profile)]
-    return "\n".join(out)
+    parts.append("\n".join(out))
+    return parts, blob
 
 
 def describe_program(p: Program) -> str:

@@ -21,6 +21,7 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..hlo.opcodes import Op
 
 MODES = ("error", "zeros", "random")
+_FILL_CHUNK = 1 << 20
 
 
 def elided_constants(module: Module) -> list[Instruction]:
@@ -94,9 +95,12 @@ def _fill(shape: Shape, mode: str, name: str):
     seed = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
     rng = np.random.default_rng(seed)
     kind = shape.dtype.kind
-    if kind == "float":
+    if kind == "float":  # in chunks (the same stream): no float64 copy of a big constant
         wide = np.float64 if shape.dtype.name == "f64" else np.float32
-        return rng.uniform(-1.0, 1.0, shape.dims).astype(wide).astype(dt)
+        out = np.empty(int(np.prod(shape.dims, dtype=np.int64)), dt)
+        for k in range(0, out.size, _FILL_CHUNK):
+            out[k:k + _FILL_CHUNK] = rng.uniform(-1.0, 1.0, min(_FILL_CHUNK, out.size - k)).astype(wide).astype(dt)
+        return out.reshape(shape.dims)
     if kind == "complex":
         return (rng.uniform(-1.0, 1.0, shape.dims) + 1j * rng.uniform(-1.0, 1.0, shape.dims)).astype(dt)
     if kind == "pred":

@@ -48,6 +48,7 @@ class Bound:
     param_number: int
     hlo_name: str
     array: np.ndarray  # logical (row-major) values with the parameter's element type
+    key: str = ""  # its array's key in the .npz (the tensor's name in a weights file)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Bound) and self.param_number == other.param_number
@@ -233,7 +234,7 @@ def _bound(look: EntryLookup, claim) -> tuple[Bound, ...]:
             have = describe(arrays[key])
             raise look.fail(f"array '{key}' in {spec.file} is {have}, parameter {p.name} is "
                             f"{shape.text(False)}", pspec.spot, "key" if pspec.key is not None else "id")
-        out.append(Bound(n, p.name, np.ascontiguousarray(array)))
+        out.append(Bound(n, p.name, np.ascontiguousarray(array), key))
     return tuple(out)
 
 

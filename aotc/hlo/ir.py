@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
+import numpy as np
+
 from .shape import ArrayShape, Shape
 from .opcodes import Op
 
@@ -93,10 +95,21 @@ class Literal:
             return a is None and b is None
         if isinstance(a, tuple):
             return isinstance(b, tuple) and a == b
-        return a.shape == b.shape and a.tobytes() == b.tobytes()
+        if a.shape != b.shape or a.dtype.itemsize != b.dtype.itemsize:
+            return False
+        return bool(np.array_equal(_byte_view(a), _byte_view(b)))  # the same bits, no copies
 
-    def __hash__(self) -> int:
-        return hash(str(self.shape))
+    def __hash__(self) -> int:  # a sample of the bits: CSE compares few big constants in full
+        v = self.values
+        if v is None or isinstance(v, tuple) or not v.size:
+            return hash(str(self.shape))
+        bits = _byte_view(v)
+        return hash((str(self.shape), bytes(bits[:64]), bytes(bits[-64:])))
+
+
+def _byte_view(a) -> Any:
+    """A numpy array's bytes as a flat uint8 array (a view when it is contiguous)."""
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
 
 
 @dataclass(frozen=True, slots=True)

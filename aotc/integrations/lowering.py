@@ -44,13 +44,9 @@ def import_jax():
 
 
 def check_weights_mode(weights: str) -> None:
-    if weights == "file":
-        raise WeightsModeError("weights='file' (weights read from a file at run time) is not implemented "
-                               "yet: use weights='bound' (frozen into the library) or weights='fed' "
-                               "(passed as arguments at each call)")
     if weights not in WEIGHT_MODES:
-        raise WeightsModeError(f"weights={weights!r}: use 'bound' (frozen into the library) or 'fed' "
-                               "(passed as arguments at each call)")
+        raise WeightsModeError(f"weights={weights!r}: use 'bound' (frozen into the library), 'fed' "
+                               "(passed as arguments at each call) or 'file' (read from PREFIX.weights at run time)")
 
 
 def spec_of(jax, leaf):
@@ -115,7 +111,7 @@ def write_model_files(fn, inputs, params, out_dir: str, *, weights: str = "bound
                for p, _ in out_leaves]
     fed = feeds + (weights_named if weights == "fed" else [])
     unique_names(fed + fetches)
-    if weights == "bound":
+    if weights != "fed":  # bound or file: the same files (`compile --weights file` decides)
         unique_names(weights_named)
     text = lowered.as_text() if dialect == "stablehlo" else lowered.as_text(dialect="hlo")
 
@@ -128,7 +124,7 @@ def write_model_files(fn, inputs, params, out_dir: str, *, weights: str = "bound
     cfg["feeds"] = [{"id": i, "name": n} for i, (n, _) in enumerate(fed)]
     cfg["fetches"] = [{"id": i, "name": n} for i, (n, _) in enumerate(fetches)]
     npz = None
-    if weights == "bound" and values:
+    if weights != "fed" and values:
         npz = os.path.join(out_dir, "weights.npz")
         cfg["bound"] = {"file": "weights.npz",
                         "params": [{"id": n_in + i, "key": n} for i, (n, _) in enumerate(weights_named)]}
@@ -138,4 +134,4 @@ def write_model_files(fn, inputs, params, out_dir: str, *, weights: str = "bound
     with open(config, "w", encoding="utf-8") as f:
         yaml.safe_dump(cfg, f, sort_keys=False)
     return ModelFiles(model, config, npz, tuple(n for n, _ in fed), tuple(n for n, _ in fetches),
-                      tuple(n for n, _ in weights_named) if weights == "bound" else ())
+                      tuple(n for n, _ in weights_named) if weights != "fed" else ())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hlo.dtypes import DTYPES
+from ..hlo.dtypes import DTYPES, from_numpy
 from ..hlo.ir import Computation, Module
 from ..errors import located
 from ..hlo.shape import ArrayShape, ShapeError, TupleShape
@@ -21,7 +21,7 @@ from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body
 from .liveness import choose_in_place, kernel_reads, live_intervals
 from .memory_plan import assign_offsets, peak_live_bytes
 from .names import NameSupply
-from .program import ConstArray, Kernel, Port, Program, Slot
+from .program import ConstArray, Kernel, Port, Program, Slot, Weight
 from ..hlo.opcodes import Op
 
 
@@ -58,7 +58,7 @@ class _Slots:
 
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
-                  names: NameSupply, subprograms: dict) -> Program:
+                  names: NameSupply, subprograms: dict, weights_file: bool = False) -> Program:
     """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
     each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
     m = fplan.module
@@ -70,6 +70,10 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == Op.PARAMETER}
     feed_by_param = {f.hlo_name: k for k, f in enumerate(sig.feeds)}
+    weights = tuple(Weight(b.key or b.hlo_name, from_numpy(b.array.dtype), b.array.shape, b.hlo_name,
+                           storage_array(b.array, from_numpy(b.array.dtype)))
+                    for b in sig.bound) if weights_file else ()
+    feed_by_param.update({w.hlo: len(sig.feeds) + k for k, w in enumerate(weights)})
 
     # 1. slots for parameters, constants and kernel outputs (views come after their base)
     for ins in comp.instructions:
@@ -218,4 +222,4 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     functions = tuple(fns.functions[k] for k in sorted(fns.functions))
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target,
-                   tuple(p for _, p in sorted(subprograms.items())))
+                   tuple(p for _, p in sorted(subprograms.items())), weights)

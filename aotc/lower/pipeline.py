@@ -34,13 +34,14 @@ class LowerResult:
 
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
           dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
-          programs: dict | None = None) -> LowerResult:
+          programs: dict | None = None, weights: str = "bound") -> LowerResult:
     """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
     `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
-    top-level call creates them)."""
+    top-level call creates them). With `weights="file"` bound parameters stay parameters,
+    whose values a weights file supplies at run time: no code depends on them."""
     dump = dump or (lambda stage, obj: None)
     names = names or NameSupply(reserved=(f"{name}_execute",))
-    m = bind_parameters(module, sig)                    # bound parameters become constants
+    m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
     dump("bind", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     dump("inline", m)
@@ -67,7 +68,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("subprograms", subs)
     program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
-                            subprograms=subs)
+                            subprograms=subs, weights_file=weights == "file")
     dump("program", program)
     return LowerResult(m, fused, program)
 

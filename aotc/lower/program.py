@@ -50,6 +50,22 @@ class ConstArray:
 
 
 @dataclass(frozen=True, slots=True)
+class Weight:
+    """A tensor read from a weights file at run time (`--weights file`): internal argument
+    `len(args) + k` of the execute function for the k-th weight."""
+
+    name: str  # its name in the weights file (the .npz key)
+    dtype: DType
+    dims: tuple[int, ...]
+    hlo: str  # the parameter it stands for
+    data: np.ndarray  # storage representation, written to PREFIX.weights
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+
+@dataclass(frozen=True, slots=True)
 class Port:
     """One argument or result of the generated function."""
 
@@ -78,6 +94,7 @@ class Program:
     cpp_class: str | None = None
     target: str = "host"
     subprograms: tuple["Program", ...] = ()  # computations run by control flow, callees first
+    weights: tuple[Weight, ...] = ()  # --weights file: parameters set from a weights file at run time
 
     def slot(self, cname: str) -> Slot:
         for s in self.slots:

@@ -56,6 +56,7 @@ int {P}_result_rank(int i);
 const int64_t* {P}_result_dims(int i);
 size_t {P}_result_bytes(int i);
 int {P}_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);
+int {P}_load_weights({P}_instance* m, const char* path);
 """
 
 _ALLOC_RESULTS_AND_TEMPS = 1
@@ -379,6 +380,14 @@ class Model:
             if self._fn(setter)(self._inst, i, ptr) == _ERR_INDEX:
                 return i
         raise AotcError(f"{self.name}: cannot tell how many ports the model has")
+
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Read a weights file (`--weights file`: PREFIX.weights) into this model."""
+        try:
+            fn = self._fn("load_weights")
+        except AttributeError:
+            raise AotcError(f"{self.name}: the library reads no weights file (compile it with --weights file)") from None
+        self._check(fn(self._inst, os.fsencode(path)), f"loading {os.fspath(path)}")
 
     def _error(self) -> str:
         msg = self._fn("error_msg")(self._inst)

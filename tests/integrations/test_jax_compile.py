@@ -125,10 +125,16 @@ def test_two_paths_with_one_c_name_are_an_error_naming_both(tmp_path):
     assert "params['a']['b'] and params['a_b'] both give the C name 'a_b'" in str(info.value)
 
 
-def test_weights_file_is_a_clear_error():
-    with pytest.raises(ValueError) as info:
-        aotc.jax.compile(mlp, np.ones((8, 16), np.float32), MLP_PARAMS, weights="file")
-    assert "not implemented yet: use weights='bound'" in str(info.value) and "weights='fed'" in str(info.value)
+def test_weights_file_is_read_at_load(tmp_path):
+    x = np.random.default_rng(2).standard_normal((8, 16), np.float32)
+    res = aotc.jax.compile(mlp, x, MLP_PARAMS, weights="file", out=str(tmp_path / "libm"), opt_level="-O1",
+                           emit=("so",))
+    assert res.weights_path == str(tmp_path / "libm.weights")
+    (y,) = aotc.load(res)(x)
+    np.testing.assert_allclose(y, np.asarray(jax.jit(mlp)(x, MLP_PARAMS)), rtol=1e-5, atol=1e-5)
+
+
+def test_unknown_weights_mode_is_a_clear_error():
     with pytest.raises(ValueError, match="weights='frozen'"):
         aotc.jax.compile(mlp, np.ones((8, 16), np.float32), MLP_PARAMS, weights="frozen")
 
