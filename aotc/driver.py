@@ -32,7 +32,9 @@ from .ops.registry import shape_rule
 from .lower.pipeline import LowerResult, STAGES, lower
 from .lower.program import Program
 from .options import CompileOptions
+from .toolchain.isa import has_fma
 from .toolchain.npz_data import read_test_data
+from .toolchain.targets import resolve_target
 
 PROGRAMS = {"test": "_test.c", "bench": "_benchmark.c"}  # --emit kind -> file suffix of PREFIX
 
@@ -149,7 +151,8 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
     progress("lower", None)
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
                     target=target_banner, source_text=fe.source_text, dump=dump,
-                    weights="file" if options.weights == "file" else "bound")
+                    weights="file" if options.weights == "file" else "bound",
+                    fma=has_fma(resolve_target(options.target, options.target_cpu, options.target_features)))
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"

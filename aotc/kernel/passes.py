@@ -14,6 +14,7 @@ from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
 from .tabulate import tabulate_columns
+from .contract import contract_multiply_adds
 from .vectorize import mark_simd
 
 KERNEL_PASSES = (
@@ -27,15 +28,20 @@ KERNEL_PASSES = (
     ("tabulate", tabulate_columns),     # costly per-column values (BatchNorm's per channel) once per column
     ("retire", remove_unused_values),   # what tabulating left unread
     ("propagate", propagate_indices),   # affine index values into the accesses of vector loops
+    ("contract", contract_multiply_adds),  # products added once: fused multiply-adds, as XLA:CPU fuses (FMA targets)
     ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
 )
 
 
-def run_kernel_passes(body: tuple[K.Stmt, ...], threaded_ok: bool = True) -> tuple[tuple[K.Stmt, ...], int]:
-    """The optimized body and the trip count of the loop threads may split (0: none)."""
+def run_kernel_passes(body: tuple[K.Stmt, ...], threaded_ok: bool = True,
+                      fma: bool = False) -> tuple[tuple[K.Stmt, ...], int]:
+    """The optimized body and the trip count of the loop threads may split (0: none);
+    `fma`: the target has fused multiply-add instructions (XLA:CPU contracts there)."""
     threaded = threaded_ok and worth_threads(body)
     for name, p in KERNEL_PASSES:
         if name == "collapse" and not threaded:
             continue  # a serial kernel keeps its nest as written
+        if name == "contract" and not fma:
+            continue
         body, _ = p(body)
     return split_range(body, threaded)

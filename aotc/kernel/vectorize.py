@@ -30,6 +30,7 @@ VECTOR_CALLS = {
     "aotc_erf_f32": "erf", "aotc_max_f32": "max", "aotc_min_f32": "min", "aotc_sqrt_f32": "sqrt",
     "aotc_rsqrt_f32": "rsqrt", "aotc_abs_f32": "abs", "aotc_neg_f32": "neg",
     "aotc_pick_gt_f32": "pick_gt", "aotc_pick_lt_f32": "pick_lt", "aotc_flag_nan_f32": "flag_nan",
+    "aotc_fma_f32": "fma",
 }
 VECTOR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 

@@ -58,7 +58,7 @@ class _Slots:
 
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
-                  names: NameSupply, subprograms: dict, weights_file: bool = False) -> Program:
+                  names: NameSupply, subprograms: dict, weights_file: bool = False, fma: bool = False) -> Program:
     """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
     each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
     m = fplan.module
@@ -154,7 +154,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                                                           fns, scratch_buf, nbytes, subprograms.__getitem__)
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
-        body, outer = run_kernel_passes(body, threaded_ok=not takes_pool)
+        body, outer = run_kernel_passes(body, threaded_ok=not takes_pool, fma=fma)
         if inplace is not None:
             body = (K.Comment(f"in place: writes over {inplace}, read here for the last time"),) + body
         if nbytes:

@@ -5,6 +5,7 @@ signature in, `Program` out. Each stage's result can be dumped by name
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from ..hlo.ir import Computation, Instruction, Literal, Module
@@ -34,11 +35,12 @@ class LowerResult:
 
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
           dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
-          programs: dict | None = None, weights: str = "bound") -> LowerResult:
+          programs: dict | None = None, weights: str = "bound", fma: bool = False) -> LowerResult:
     """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
     `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
     top-level call creates them). With `weights="file"` bound parameters stay parameters,
-    whose values a weights file supplies at run time: no code depends on them."""
+    whose values a weights file supplies at run time: no code depends on them. `fma`: the
+    target has fused multiply-adds, so products added once are fused, as XLA:CPU fuses them."""
     dump = dump or (lambda stage, obj: None)
     names = names or NameSupply(reserved=(f"{name}_execute",))
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
@@ -64,11 +66,11 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("fusion", fused.module)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
     subs = lower_control_flow(m, entry, plan.order, name, target, source, source_text, names,  # loop and
-                              {} if programs is None else programs, lower)                   # branch bodies
+                              {} if programs is None else programs, partial(lower, fma=fma))  # branch bodies
     dump("subprograms", subs)
     program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
-                            subprograms=subs, weights_file=weights == "file")
+                            subprograms=subs, weights_file=weights == "file", fma=fma)
     dump("program", program)
     return LowerResult(m, fused, program)
 

@@ -389,6 +389,8 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
   AOTC_INLINE T aotc_mul_##N(T a, T b) { return a * b; }                                  \
   AOTC_INLINE T aotc_div_##N(T a, T b) { return a / b; }                                  \
   AOTC_INLINE T aotc_neg_##N(T a) { return -a; }                                          \
+  /* one rounding, as XLA:CPU's contracted multiply-adds (kernel/contract.py) */          \
+  AOTC_INLINE T aotc_fma_##N(T a, T b, T c) { return fma##SFX(a, b, c); }                 \
   AOTC_INLINE T aotc_abs_##N(T a) { return fabs##SFX(a); }                                \
   AOTC_INLINE uint8_t aotc_is_nan_##N(T a) { return (uint8_t)(a != a); }                  \
   /* by bits, so it also holds under -ffinite-math-only */                                \

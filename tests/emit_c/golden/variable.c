@@ -36,8 +36,7 @@ static void k_add_1(const float* s_v_1, const float* s_d_1, float* AOTC_RESTRICT
         for (int64_t i1 = 0; i1 < 3; ++i1) {
             const float x_v_1 = s_v_1[i0 * 3 + i1];
             const float x_d_1 = s_d_1[i0 * 3 + i1];
-            const float v_mul_2 = x_d_1 * 0.5f;
-            const float v_add_1 = x_v_1 + v_mul_2;
+            const float v_add_1 = aotc_fma_f32(x_d_1, 0.5f, x_v_1);
             s_add_1[i0 * 3 + i1] = v_add_1;
         }
     }
