@@ -157,7 +157,7 @@ def _convert_bulk(numbers: str, dt: DType) -> np.ndarray | None:
 
 
 def _int_range(dt: DType) -> tuple[int, int]:
-    bits = 4 if dt.name in ("s4", "u4") else dt.bits
+    bits = dt.width
     if dt.kind == "uint":
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1

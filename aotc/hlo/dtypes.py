@@ -23,6 +23,21 @@ class DType:
         return max(1, self.bits // 8)
 
     @property
+    def width(self) -> int:
+        """Bits of one value: 2 or 4 for the sub-byte types (stored one a byte), else `bits`."""
+        return _WIDTH.get(self.name, self.bits)
+
+    @property
+    def is_narrow_float(self) -> bool:
+        """An f8 or f4 type: stored one a byte, computed in f32 and rounded after each op."""
+        return self.kind == "float" and self.bits == 8
+
+    @property
+    def is_subbyte_int(self) -> bool:
+        """s2, u2, s4, u4: stored one a byte (the value in the low bits), computed in s8/u8."""
+        return self.kind in ("sint", "uint") and self.width < 8
+
+    @property
     def is_float(self) -> bool:
         return self.kind == "float"
 
@@ -47,11 +62,13 @@ class DType:
 
 _TABLE = [
     DType("pred", 8, "pred", "uint8_t"),
+    DType("s2", 8, "sint", "int8_t"),
     DType("s4", 8, "sint", "int8_t"),
     DType("s8", 8, "sint", "int8_t"),
     DType("s16", 16, "sint", "int16_t"),
     DType("s32", 32, "sint", "int32_t"),
     DType("s64", 64, "sint", "int64_t"),
+    DType("u2", 8, "uint", "uint8_t"),
     DType("u4", 8, "uint", "uint8_t"),
     DType("u8", 8, "uint", "uint8_t"),
     DType("u16", 16, "uint", "uint16_t"),
@@ -70,18 +87,24 @@ _TABLE = [
     DType("f8e4m3b11fnuz", 8, "float", "uint8_t"),
     DType("f8e4m3", 8, "float", "uint8_t"),
     DType("f8e3m4", 8, "float", "uint8_t"),
+    DType("f8e8m0fnu", 8, "float", "uint8_t"),
+    DType("f4e2m1fn", 8, "float", "uint8_t"),
     DType("token", 0, "token", ""),
 ]
 
 DTYPES: dict[str, DType] = {t.name: t for t in _TABLE}
 
+_WIDTH = {"s2": 2, "u2": 2, "s4": 4, "u4": 4, "f4e2m1fn": 4}
+
 _NUMPY = {
     "pred": np.bool_,
+    "s2": ml_dtypes.int2,
     "s4": ml_dtypes.int4,
     "s8": np.int8,
     "s16": np.int16,
     "s32": np.int32,
     "s64": np.int64,
+    "u2": ml_dtypes.uint2,
     "u4": ml_dtypes.uint4,
     "u8": np.uint8,
     "u16": np.uint16,
@@ -100,6 +123,8 @@ _NUMPY = {
     "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz,
     "f8e4m3": ml_dtypes.float8_e4m3,
     "f8e3m4": ml_dtypes.float8_e3m4,
+    "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
+    "f4e2m1fn": ml_dtypes.float4_e2m1fn,
 }
 
 

@@ -199,8 +199,8 @@ def _element_strings(flat: np.ndarray, dt: DType, scalar: bool) -> list[str]:
             return ["true" if flat[0] else "false"]
         return np.where(flat.astype(bool), "1", "0").tolist()
     if dt.kind in ("sint", "uint"):
-        if dt.name in ("s4", "u4"):
-            flat = flat.astype(np.int8 if dt.name == "s4" else np.uint8)
+        if dt.is_subbyte_int:
+            flat = flat.astype(np.int8 if dt.kind == "sint" else np.uint8)
         return flat.astype(str).tolist()
     if dt.kind == "complex":
         part = DTYPES["f32" if dt.name == "c64" else "f64"]

@@ -28,30 +28,37 @@ def c_ident(name: str) -> str:
 
 
 def compute_type(dt: DType) -> DType:
-    """The type a value of `dt` is computed in (halves and f8 compute in f32)."""
-    if dt.name in ("bf16", "f16") or dt.name.startswith("f8"):
+    """The type a value of `dt` is computed in: halves, f8 and f4 in f32; s2/s4 in s8 and
+    u2/u4 in u8 (XLA:CPU widens them too and narrows each op's result)."""
+    if dt.name in ("bf16", "f16") or dt.is_narrow_float:
         return F32
+    if dt.is_subbyte_int:
+        return DTYPES["s8" if dt.kind == "sint" else "u8"]
     return dt
 
 
 def load_value(dt: DType, stored: K.Expr) -> K.Expr:
-    """A stored element (`p[i]`) in its compute type. f8 values have no conversion yet:
-    refused, rather than their storage bytes read as numbers."""
-    if dt.name.startswith("f8"):
-        raise ShapeError(f"{dt.name} values are not supported yet")
+    """A stored element (`p[i]`) in its compute type."""
     if dt.name == "bf16":
         return K.Call("aotc_bf16_to_f32", (stored,), F32)
     if dt.name == "f16":
         return K.Call("aotc_f16_to_f32", (stored,), F32)
+    if dt.is_narrow_float:
+        return K.Call(f"aotc_{dt.name}_to_f32", (stored,), F32)
+    if dt.is_subbyte_int:
+        return K.Call(f"aotc_wrap_{dt.name}", (stored,), compute_type(dt))
     return stored
 
 
 def store_value(dt: DType, value: K.Expr) -> K.Expr:
-    """A computed value in its storage type."""
+    """A computed value in its storage type (f8/f4: a value of the type keeps its code, NaN
+    payloads included; any other value is rounded as XLA:CPU rounds an op's f32 result)."""
     if dt.name == "bf16":
         return K.Call("aotc_f32_to_bf16", (value,), dt)
     if dt.name == "f16":
         return K.Call("aotc_f32_to_f16", (value,), dt)
+    if dt.is_narrow_float or dt.is_subbyte_int:
+        return K.Call(f"aotc_store_{dt.name}", (value,), dt)
     return value
 
 

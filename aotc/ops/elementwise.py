@@ -38,13 +38,17 @@ def suffix(dt: DType) -> str:
         return "f64" if dt.name == "f64" else "f32"
     if dt.kind == "pred":
         return "u8"
-    return dt.name
+    return compute_type(dt).name
 
 
 def round_half(dt: DType, e: K.Expr) -> K.Expr:
-    """Round an f32-computed result back to bf16/f16 precision (per-op rounding)."""
-    if dt.name in ("bf16", "f16"):
+    """Round a result computed in a wider type back to `dt`, as XLA:CPU does after each op:
+    bf16/f16 from f32; f8/f4 from f32 through f16 (f8e8m0fnu straight from f32); s2/s4/u2/u4
+    wrapped from s8/u8."""
+    if dt.name in ("bf16", "f16") or dt.is_narrow_float:
         return call(f"aotc_round_{dt.name}", F32, e)
+    if dt.is_subbyte_int:
+        return call(f"aotc_wrap_{dt.name}", compute_type(dt), e)
     return e
 
 
@@ -139,7 +143,12 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         return round_half(dt, call(f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}", compute_type(src), x))
     if src.kind == "uint" and op in ("abs",):
         return x
-    return call(f"aotc_{_INT_UNARY[op]}_{suffix(src)}", ct, x)
+    if src.width == 2 and op in ("popcnt", "count-leading-zeros"):
+        # XLA:CPU computes s2/u2 in 2 bits (s4/u4 it widens to s8/u8 first)
+        x = call(f"aotc_store_{src.name}", src, x)
+        if op == "count-leading-zeros":
+            return round_half(dt, K.Binary("-", call("aotc_clz_u8", U8, x), K.Const(6, U8), U8))
+    return round_half(dt, call(f"aotc_{_INT_UNARY[op]}_{suffix(src)}", ct, x))
 
 
 for _op in [*_FLOAT_UNARY, "not", "popcnt", "count-leading-zeros", "is-finite", "real", "imag"]:
@@ -189,7 +198,9 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         if op not in pred_ops:
             raise ShapeError(f"{op} on pred is not supported")
         return pred(K.Binary(pred_ops[op], a, b, U8))
-    return call(f"aotc_{_INT_STEM[op]}_{dt.name}", ct, a, b)
+    if dt.width == 2 and op == "shift-right-logical":
+        a = call(f"aotc_store_{dt.name}", dt, a)  # XLA:CPU shifts the 2 bits themselves
+    return round_half(dt, call(f"aotc_{_INT_STEM[op]}_{suffix(dt)}", ct, a, b))
 
 
 _REGROUPABLE = ("add", "multiply", "maximum", "minimum", "and", "or")
@@ -330,8 +341,18 @@ def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
             pt = _part_type(src)
             return call(f"aotc_complex_{dst.name}", dst, K.Field(x, "re", pt), K.Field(x, "im", pt))
         return convert_expr(K.Field(x, "re", _part_type(src)), _part_type(src), dst)
-    s = "f32" if src.name in ("bf16", "f16") else src.name
-    if s != src.name and dst.name == "pred":
+    if dst.is_narrow_float:
+        return _to_narrow(x, src, dst)
+    if dst.is_subbyte_int:
+        # XLA:CPU: a float saturates to the narrow range, an integer keeps its low bits
+        wide = DTYPES["s32"] if src.kind in ("float", "pred") else compute_type(dst)
+        lo, hi = (-(1 << (dst.width - 1)), (1 << (dst.width - 1)) - 1) if dst.kind == "sint" else (0, (1 << dst.width) - 1)
+        v = convert_expr(x, src, wide)
+        if src.kind == "float":
+            v = call("aotc_min_s32", wide, call("aotc_max_s32", wide, v, K.Const(lo, wide)), K.Const(hi, wide))
+        return call(f"aotc_wrap_{dst.name}", compute_type(dst), convert_expr(v, wide, compute_type(dst)))
+    s = "f32" if src.name in ("bf16", "f16") or src.is_narrow_float else compute_type(src).name
+    if s != src.name and dst.name == "pred" and src.kind == "float":
         # halves reach pred by their bits: XLA does not flush a subnormal half to zero here
         bits = K.Binary("<<", call("aotc_bitcast_f32_u32", DTYPES["u32"], x), K.Const(1, DTYPES["u32"]), DTYPES["u32"])
         return pred(K.Binary("!=", bits, K.Const(0, DTYPES["u32"]), K.BOOL))
@@ -345,6 +366,17 @@ def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
     if s not in _CVT_NAMES or dst.name not in _CVT_NAMES:
         raise ShapeError(f"convert from {src.name} to {dst.name} is not supported yet")
     return call(f"aotc_cvt_{s}_{dst.name}", dst, x)
+
+
+def _to_narrow(x: K.Expr, src: DType, dst: DType) -> K.Expr:
+    """A value of `src` converted to the f8/f4 type `dst` (one rounding from the exact
+    value, as XLA:CPU does; from a half, XLA's f16 path decides the NaN code)."""
+    if src.name in ("bf16", "f16"):
+        return call(f"aotc_{dst.name}_to_f32", F32, call(f"aotc_half_to_{dst.name}", dst, x))
+    if src.kind == "float":
+        return call(f"aotc_cvt_{dst.name}", F32, x)
+    s = compute_type(src).name
+    return call(f"aotc_cvt_{dst.name}", F32, x if s == "f64" else call(f"aotc_cvt_{s}_f64", F64, x))
 
 
 def _convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
@@ -363,7 +395,7 @@ _UINT = {8: "u8", 16: "u16", 32: "u32", 64: "u64"}
 def _bitcast_convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     a = _arr(shapes[0], "operand")
     out = instr.array_shape
-    if a.dtype.bits != out.dtype.bits or a.dims != out.dims or a.dtype.kind in ("complex", "token") \
+    if a.dtype.width != out.dtype.width or a.dims != out.dims or a.dtype.kind in ("complex", "token") \
             or out.dtype.kind in ("complex", "token"):
         raise ShapeError(f"bitcast-convert from {a.text(False)} to {out.text(False)} is supported only "
                          "between types of one width, keeping the dimensions")
@@ -373,6 +405,8 @@ def _bitcast_convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 def _to_bits(x: K.Expr, dt: DType) -> K.Expr:
     """The raw bits of a computed value of type `dt`, as the unsigned type of its width."""
     u = DTYPES[_UINT[dt.bits]]
+    if dt.is_narrow_float or dt.is_subbyte_int:
+        return call(f"aotc_store_{dt.name}", u, x)  # the stored code, NaN payloads included
     if dt.name == "f32":
         return call("aotc_bitcast_f32_u32", u, x)
     if dt.name == "f64":
@@ -386,6 +420,10 @@ def _to_bits(x: K.Expr, dt: DType) -> K.Expr:
 
 def _from_bits(b: K.Expr, dt: DType) -> K.Expr:
     u = _UINT[dt.bits]
+    if dt.is_narrow_float:
+        return call(f"aotc_{dt.name}_to_f32", F32, b)
+    if dt.is_subbyte_int:
+        return call(f"aotc_wrap_{dt.name}", compute_type(dt), b)
     if dt.name == "f32":
         return call("aotc_bitcast_u32_f32", F32, b)
     if dt.name == "f64":

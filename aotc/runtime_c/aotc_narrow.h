@@ -10,6 +10,9 @@
  *   aotc_round_<T>(x)        an f32 result rounded as XLA rounds an op's result:
  *                            to f16, then to T (for f8e8m0fnu straight from f32)
  *   aotc_cvt_<T>(x)          an f32/f64 value converted to T, kept as a float
+ *   aotc_store_<T>(x)        the code to store: a value of T (from aotc_<T>_to_f32,
+ *                            any NaN code included) gives its own code; any other
+ *                            f32 is rounded as aotc_round_<T> does
  * Rounding works on integer bit patterns only, so FTZ/DAZ cannot change it.
  * Per type: IEEE-like types (f8e5m2, f8e4m3, f8e3m4) overflow to inf; "fn"
  * types have no inf (overflow and inf give NaN, S.1111.111); "fnuz" types have
@@ -114,6 +117,13 @@ AOTC_INLINE uint8_t aotc__narrow_encode(uint64_t x, unsigned eb, unsigned mb, un
   AOTC_INLINE float aotc_cvt_##T(double x) { return aotc_##T##_to_f32(aotc_f64_to_##T(x)); } \
   AOTC_INLINE float aotc_round_##T(float x) {                                          \
     return aotc_##T##_to_f32(aotc_half_to_##T(aotc_round_f16(x)));                     \
+  }                                                                                    \
+  AOTC_INLINE uint8_t aotc_store_##T(float x) {                                        \
+    const uint32_t u = aotc_bitcast_f32_u32(x);                                        \
+    const uint32_t pay = (u >> (23u - MB)) & ((1u << MB) - 1u);                        \
+    if ((u & 0x7FFFFFFFu) <= 0x7F800000u) return aotc_half_to_##T(aotc_round_f16(x));  \
+    if (FL != AOTC__NR_IEEE || pay == 0u) return aotc_half_to_##T(x);                  \
+    return (uint8_t)(((u >> 31) << (EB + MB)) | (((1u << EB) - 1u) << MB) | pay);      \
   }
 
 AOTC__DEF_NARROW_TYPE(f8e4m3fn, 4u, 3u, 7u, AOTC__NR_FN, 0x7Fu, 0x7Fu)
@@ -152,5 +162,21 @@ AOTC_INLINE uint8_t aotc_f64_to_f8e8m0fnu(double x) {
 AOTC_INLINE uint8_t aotc_half_to_f8e8m0fnu(float x) { return aotc_f32_to_f8e8m0fnu(x); }
 AOTC_INLINE float aotc_cvt_f8e8m0fnu(double x) { return aotc_f8e8m0fnu_to_f32(aotc_f64_to_f8e8m0fnu(x)); }
 AOTC_INLINE float aotc_round_f8e8m0fnu(float x) { return aotc_f8e8m0fnu_to_f32(aotc_f32_to_f8e8m0fnu(x)); }
+AOTC_INLINE uint8_t aotc_store_f8e8m0fnu(float x) { return aotc_f32_to_f8e8m0fnu(x); }
+
+/* Sub-byte integers s2, u2, s4, u4: stored one a byte with the value in the
+ * low bits (the upper bits zero, as ml_dtypes stores them), computed in
+ * s8/u8.  aotc_wrap_<T> reduces an s8/u8 value to T's range modulo 2^width
+ * (XLA narrows every op's result so); aotc_store_<T> keeps the low bits. */
+#define AOTC__DEF_SUBBYTE(T, CT, W, SIGNED)                                              \
+  AOTC_INLINE CT aotc_wrap_##T(CT x) {                                                 \
+    const uint32_t m = (uint32_t)(uint8_t)x & ((1u << W) - 1u);                        \
+    return (CT)(SIGNED ? (int32_t)(m ^ (1u << (W - 1u))) - (int32_t)(1u << (W - 1u)) : (int32_t)m); \
+  }                                                                                    \
+  AOTC_INLINE CT aotc_store_##T(CT x) { return (CT)((uint32_t)(uint8_t)x & ((1u << W) - 1u)); }
+AOTC__DEF_SUBBYTE(s2, int8_t, 2u, 1)
+AOTC__DEF_SUBBYTE(u2, uint8_t, 2u, 0)
+AOTC__DEF_SUBBYTE(s4, int8_t, 4u, 1)
+AOTC__DEF_SUBBYTE(u4, uint8_t, 4u, 0)
 
 #endif /* AOTC_NARROW_H */

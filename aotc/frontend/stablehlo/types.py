@@ -14,12 +14,13 @@ from ...hlo.shape import ArrayShape, Shape, TupleShape
 from .lexer import MAX_NESTING, Lexer, describe
 
 ELEMENT_TYPES = {
-    "i1": "pred", "i4": "s4", "i8": "s8", "i16": "s16", "i32": "s32", "i64": "s64",
+    "i1": "pred", "i2": "s2", "si2": "s2", "ui2": "u2", "i4": "s4", "i8": "s8", "i16": "s16", "i32": "s32", "i64": "s64",
     "si4": "s4", "si8": "s8", "si16": "s16", "si32": "s32", "si64": "s64",
     "ui4": "u4", "ui8": "u8", "ui16": "u16", "ui32": "u32", "ui64": "u64",
     "f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64",
     "f8E4M3FN": "f8e4m3fn", "f8E5M2": "f8e5m2", "f8E4M3FNUZ": "f8e4m3fnuz", "f8E5M2FNUZ": "f8e5m2fnuz",
     "f8E4M3B11FNUZ": "f8e4m3b11fnuz", "f8E4M3": "f8e4m3", "f8E3M4": "f8e3m4",
+    "f8E8M0FNU": "f8e8m0fnu", "f4E2M1FN": "f4e2m1fn",
     "complex<f32>": "c64", "complex<f64>": "c128",
     "index": "s64",  # in attributes (a custom call's operand_layouts); XLA's index is 64-bit
 }
