@@ -62,6 +62,14 @@ def store_value(dt: DType, value: K.Expr) -> K.Expr:
     return value
 
 
+def narrow_result(dt: DType, value: K.Expr) -> K.Expr:
+    """An f32 result (a dot's sum) as XLA:CPU narrows it to an f8/f4 type: through f16, any
+    NaN made that type's quiet NaN; other types unchanged."""
+    if dt.is_narrow_float:
+        return K.Call(f"aotc_round_{dt.name}", (value,), F32)
+    return value
+
+
 class Index:
     """A multi-dimensional element index over `dims`, known per dimension, as a row-major
     linear index, or both; the missing form is derived on demand."""

@@ -16,7 +16,7 @@ from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..runtime_c import gemm_scratch_bytes
-from ..kernel.builder import Index, compute_type, load_value, store_value
+from ..kernel.builder import Index, compute_type, load_value, narrow_result, store_value
 from .elementwise import _arr, convert_expr, suffix
 
 F32 = DTYPES["f32"]
@@ -202,7 +202,7 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
                K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
     if odt.name != "f32":
         i = kb.loop(kb.fresh("i"), instr.array_shape.size, (K.VECTOR,))
-        kb.store(out, i, store_value(odt, K.Load(res, i)))
+        kb.store(out, i, store_value(odt, narrow_result(odt, K.Load(res, i))))
         kb.close()
 
 
@@ -373,7 +373,7 @@ def _emit_loops(kb, instr, lhs: ArrayShape, rhs: ArrayShape, out) -> None:
         kb.assign(acc, K.Call(f"aotc_add_{s}", (acc, K.Call(f"aotc_mul_{s}", (x, y), acc_t)), acc_t))
     for _ in lc:
         kb.close()
-    kb.store(out, kb.linear(Index(instr.array_shape.dims, tuple(o_vars))), store_value(odt, acc))
+    kb.store(out, kb.linear(Index(instr.array_shape.dims, tuple(o_vars))), store_value(odt, narrow_result(odt, acc)))
     for _ in o_vars:
         kb.close()
 

@@ -12,6 +12,7 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
+from . import narrow
 from .rule import ASSOCIATIVE, KEEPS_INDEX, OpRule, ShapeError
 from ..hlo.opcodes import Op
 
@@ -140,14 +141,15 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
             return x
         raise ShapeError(f"{op} on pred is not supported")
     if src.kind == "float":
-        return round_half(dt, call(f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}", compute_type(src), x))
+        r = call(f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}", compute_type(src), x)
+        return round_half(dt, narrow.unary(op, src, x, r) if src.is_narrow_float else r)
     if src.kind == "uint" and op in ("abs",):
         return x
-    if src.width == 2 and op in ("popcnt", "count-leading-zeros"):
-        # XLA:CPU computes s2/u2 in 2 bits (s4/u4 it widens to s8/u8 first)
+    if src.is_subbyte_int and (op == "count-leading-zeros" or op == "popcnt" and src.width == 2):
+        # XLA:CPU counts in the type's own bits here (an s4 popcnt it computes in s8)
         x = call(f"aotc_store_{src.name}", src, x)
         if op == "count-leading-zeros":
-            return round_half(dt, K.Binary("-", call("aotc_clz_u8", U8, x), K.Const(6, U8), U8))
+            return round_half(dt, K.Binary("-", call("aotc_clz_u8", U8, x), K.Const(8 - src.width, U8), U8))
     return round_half(dt, call(f"aotc_{_INT_UNARY[op]}_{suffix(src)}", ct, x))
 
 
@@ -187,7 +189,8 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     if dt.kind == "float":
         if op in _ARITH:
             return round_half(dt, K.Binary(_ARITH[op], a, b, ct))
-        return round_half(dt, call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b))
+        r = call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b)
+        return round_half(dt, narrow.binary(op, a, b, r) if dt.is_narrow_float else r)
     if dt.kind == "complex":
         stems = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
         if op not in stems:
@@ -198,8 +201,13 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         if op not in pred_ops:
             raise ShapeError(f"{op} on pred is not supported")
         return pred(K.Binary(pred_ops[op], a, b, U8))
-    if dt.width == 2 and op == "shift-right-logical":
-        a = call(f"aotc_store_{dt.name}", dt, a)  # XLA:CPU shifts the 2 bits themselves
+    if dt.is_subbyte_int and op == "shift-right-logical":
+        a = call(f"aotc_store_{dt.name}", dt, a)  # XLA:CPU shifts the type's own bits
+    if dt.is_subbyte_int and dt.kind == "uint" and op == "shift-right-arithmetic":
+        # ... and shifts a u2/u4 arithmetically from its top bit
+        s8 = DTYPES["s8"]
+        signed = call(f"aotc_wrap_s{dt.width}", s8, a)
+        return round_half(dt, call("aotc_shr_arith_s8", s8, signed, K.Cast(b, s8)))
     return round_half(dt, call(f"aotc_{_INT_STEM[op]}_{suffix(dt)}", ct, a, b))
 
 
@@ -293,7 +301,9 @@ def _scalar_or(ctx, instr: Instruction, i: int, idx):
 
 def _select_elem(ctx, instr: Instruction, idx) -> K.Expr:
     p = _scalar_or(ctx, instr, 0, idx)
-    return K.Select(p, ctx.operand(instr, 1, idx), ctx.operand(instr, 2, idx), compute_type(instr.array_shape.dtype))
+    dt = instr.array_shape.dtype
+    v = K.Select(p, ctx.operand(instr, 1, idx), ctx.operand(instr, 2, idx), compute_type(dt))
+    return round_half(dt, v) if dt.is_narrow_float else v  # XLA selects in f16: NaNs made quiet
 
 
 def _clamp_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -312,6 +322,8 @@ def _clamp_elem(ctx, instr: Instruction, idx) -> K.Expr:
     if dt.kind == "pred":
         return pred(K.Binary("&", K.Binary("|", x, lo, U8), hi, U8))
     s, ct = suffix(dt), compute_type(dt)
+    if dt.is_narrow_float:
+        return round_half(dt, call("aotc_min_xla_f32", ct, call("aotc_max_xla_f32", ct, lo, x), hi))
     return call(f"aotc_min_{s}", ct, call(f"aotc_max_{s}", ct, x, lo), hi)
 
 
@@ -342,7 +354,13 @@ def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
             return call(f"aotc_complex_{dst.name}", dst, K.Field(x, "re", pt), K.Field(x, "im", pt))
         return convert_expr(K.Field(x, "re", _part_type(src)), _part_type(src), dst)
     if dst.is_narrow_float:
-        return _to_narrow(x, src, dst)
+        return narrow.to_narrow(x, src, dst)
+    if src.is_narrow_float:
+        if dst.kind == "pred" or dst.name in ("f32", "f64"):
+            return narrow.widen(x, src, dst)
+        if dst.name in ("bf16", "f16"):
+            return round_half(dst, narrow.widen(x, src, F32))
+        x, src = narrow.int_source(x, src), F32
     if dst.is_subbyte_int:
         # XLA:CPU: a float saturates to the narrow range, an integer keeps its low bits
         wide = DTYPES["s32"] if src.kind in ("float", "pred") else compute_type(dst)
@@ -351,7 +369,7 @@ def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
         if src.kind == "float":
             v = call("aotc_min_s32", wide, call("aotc_max_s32", wide, v, K.Const(lo, wide)), K.Const(hi, wide))
         return call(f"aotc_wrap_{dst.name}", compute_type(dst), convert_expr(v, wide, compute_type(dst)))
-    s = "f32" if src.name in ("bf16", "f16") or src.is_narrow_float else compute_type(src).name
+    s = "f32" if src.name in ("bf16", "f16") else compute_type(src).name
     if s != src.name and dst.name == "pred" and src.kind == "float":
         # halves reach pred by their bits: XLA does not flush a subnormal half to zero here
         bits = K.Binary("<<", call("aotc_bitcast_f32_u32", DTYPES["u32"], x), K.Const(1, DTYPES["u32"]), DTYPES["u32"])
@@ -366,17 +384,6 @@ def convert_expr(x: K.Expr, src: DType, dst: DType) -> K.Expr:
     if s not in _CVT_NAMES or dst.name not in _CVT_NAMES:
         raise ShapeError(f"convert from {src.name} to {dst.name} is not supported yet")
     return call(f"aotc_cvt_{s}_{dst.name}", dst, x)
-
-
-def _to_narrow(x: K.Expr, src: DType, dst: DType) -> K.Expr:
-    """A value of `src` converted to the f8/f4 type `dst` (one rounding from the exact
-    value, as XLA:CPU does; from a half, XLA's f16 path decides the NaN code)."""
-    if src.name in ("bf16", "f16"):
-        return call(f"aotc_{dst.name}_to_f32", F32, call(f"aotc_half_to_{dst.name}", dst, x))
-    if src.kind == "float":
-        return call(f"aotc_cvt_{dst.name}", F32, x)
-    s = compute_type(src).name
-    return call(f"aotc_cvt_{dst.name}", F32, x if s == "f64" else call(f"aotc_cvt_{s}_f64", F64, x))
 
 
 def _convert_elem(ctx, instr: Instruction, idx) -> K.Expr:

@@ -3,7 +3,9 @@
  * f32 for f8e8m0fnu), doing the op there and narrowing after every op; these
  * helpers give its bits:
  *   aotc_<T>_to_f32(code)    decode (exact; every value is a normal f32 or 0,
- *                            except f8e8m0fnu's 2^-127, built from its bits)
+ *                            except f8e8m0fnu's 2^-127, built from its bits; a
+ *                            NaN is quiet, as XLA widens it, and keeps its code's
+ *                            mantissa in its lowest bits, which rounding drops)
  *   aotc_f64_to_<T>(x)       convert from f64/f32 (one rounding, to nearest even)
  *   aotc_half_to_<T>(x)      convert from an f16 or bf16 value held in a float
  *                            (differs only in f8e5m2's NaN code: XLA's f16 path)
@@ -41,8 +43,8 @@ AOTC_INLINE float aotc__narrow_decode(uint32_t c, unsigned eb, unsigned mb, unsi
   if (flavor == AOTC__NR_FNUZ && c == 0x80u) return aotc_bitcast_u32_f32(0x7FC00000u);
   if (flavor == AOTC__NR_FN && e == (1u << eb) - 1u && m == (1u << mb) - 1u)
     return aotc_bitcast_u32_f32(s32 | 0x7FC00000u);
-  if (flavor == AOTC__NR_IEEE && e == (1u << eb) - 1u)
-    return aotc_bitcast_u32_f32(s32 | 0x7F800000u | (m << (23u - mb)));
+  if (flavor == AOTC__NR_IEEE && e == (1u << eb) - 1u) /* inf; a NaN quiet, its code in the low bits */
+    return aotc_bitcast_u32_f32(s32 | (m ? 0x7FC00000u | m : 0x7F800000u));
   if (e == 0) {
     /* subnormal m * 2^(1 - bias - mb): (float)m is exact and normal; scale it
      * through the exponent field (the result is a normal f32) */
@@ -120,7 +122,7 @@ AOTC_INLINE uint8_t aotc__narrow_encode(uint64_t x, unsigned eb, unsigned mb, un
   }                                                                                    \
   AOTC_INLINE uint8_t aotc_store_##T(float x) {                                        \
     const uint32_t u = aotc_bitcast_f32_u32(x);                                        \
-    const uint32_t pay = (u >> (23u - MB)) & ((1u << MB) - 1u);                        \
+    const uint32_t pay = u & ((1u << MB) - 1u);                                        \
     if ((u & 0x7FFFFFFFu) <= 0x7F800000u) return aotc_half_to_##T(aotc_round_f16(x));  \
     if (FL != AOTC__NR_IEEE || pay == 0u) return aotc_half_to_##T(x);                  \
     return (uint8_t)(((u >> 31) << (EB + MB)) | (((1u << EB) - 1u) << MB) | pay);      \
@@ -178,5 +180,53 @@ AOTC__DEF_SUBBYTE(s2, int8_t, 2u, 1)
 AOTC__DEF_SUBBYTE(u2, uint8_t, 2u, 0)
 AOTC__DEF_SUBBYTE(s4, int8_t, 4u, 1)
 AOTC__DEF_SUBBYTE(u4, uint8_t, 4u, 0)
+
+/* XLA:CPU's f16 (and f8) results where they differ from the f32 helpers:
+ *  - maximum/minimum give a NaN first operand itself; else a NaN second
+ *    operand with the and (max) or the or (min) of the operands' signs;
+ *  - log and log1p give a negative NaN (but log passes a NaN through in the
+ *    types with inf);
+ *  - logistic of a half is 1 / (1 + exp(-x)) with each step rounded to f16.
+ * f8e8m0fnu's 2^-127 is an f32 subnormal: the FP environment flushes it in
+ * arithmetic and in (double) casts, so its conversions use the bits. */
+AOTC_INLINE float aotc_max_xla_f32(float x, float y) {
+  const uint32_t s = aotc_bitcast_f32_u32(x) & aotc_bitcast_f32_u32(y) & 0x80000000u;
+  if (x != x) return x;
+  return y != y ? aotc_bitcast_u32_f32(s | (aotc_bitcast_f32_u32(y) & 0x7FFFFFFFu)) : aotc_max_f32(x, y);
+}
+AOTC_INLINE float aotc_min_xla_f32(float x, float y) {
+  const uint32_t s = (aotc_bitcast_f32_u32(x) | aotc_bitcast_f32_u32(y)) & 0x80000000u;
+  if (x != x) return x;
+  return y != y ? aotc_bitcast_u32_f32(s | (aotc_bitcast_f32_u32(y) & 0x7FFFFFFFu)) : aotc_min_f32(x, y);
+}
+/* a NaN result r = log(x) or log1p(x) as the narrow types get it: negative,
+ * except that log of the IEEE-like types (keep = 1) passes a NaN x through */
+AOTC_INLINE float aotc_log_nan_f32(float x, float r, int keep) {
+  if (keep && x != x) return x;
+  return r != r ? aotc_bitcast_u32_f32(0xFFC00000u) : r;
+}
+AOTC_INLINE float aotc_logistic_f16(float x) {
+  return aotc_round_f16(1.0f / aotc_round_f16(1.0f + aotc_round_f16(aotc_exp_f32(-x))));
+}
+/* the quiet NaN XLA gives when a narrow value is widened (sign kept) */
+AOTC_INLINE float aotc_canon_nan_f32(float x) {
+  const uint32_t u = aotc_bitcast_f32_u32(x);
+  return (u & 0x7FFFFFFFu) > 0x7F800000u ? aotc_bitcast_u32_f32((u & 0x80000000u) | 0x7FC00000u) : x;
+}
+AOTC_INLINE uint8_t aotc_is_subnormal_f32(float x) {
+  const uint32_t a = aotc_bitcast_f32_u32(x) & 0x7FFFFFFFu;
+  return (uint8_t)(a != 0u && a < 0x00800000u);
+}
+AOTC_INLINE double aotc_f32_to_f64_bits(float x) {
+  const uint32_t u = aotc_bitcast_f32_u32(x);
+  const double sub = (double)(u & 0x7FFFFFu) * 0x1p-149; /* exact */
+  const double mag = aotc_is_subnormal_f32(x) ? sub : (double)aotc_bitcast_u32_f32(u & 0x7FFFFFFFu);
+  return (u >> 31) ? -mag : mag;
+}
+/* f4e2m1fn to an integer: XLA:CPU saturates its largest magnitude, +-6, as if
+ * it were +-inf */
+AOTC_INLINE float aotc_f4e2m1fn_int_edge(float x) {
+  return x == 6.0f ? (float)INFINITY : x == -6.0f ? -(float)INFINITY : x;
+}
 
 #endif /* AOTC_NARROW_H */

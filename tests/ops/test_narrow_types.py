@@ -75,6 +75,8 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
         outs.append((name, shape))
 
     for op in UNARY:
+        if op == "exponential-minus-one" and t != "f8e8m0fnu":
+            continue  # refused (test_expm1_in_f16_is_refused)
         out(f"u_{op.replace('-', '_')}", f"{t}[{n}]", f"{op}(x)")
     for op in BINARY:
         out(f"b_{op}", f"{t}[{n}]", f"{op}(x, y)")
@@ -92,9 +94,12 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     lines.append(f"  zero = {t}[] constant(0)" if t != "f8e8m0fnu" else f"  zero = {t}[] constant(1)")
     out("sum_rows", f"{t}[{n // 16}]", "reduce(sx, zero), dimensions={1}, to_apply=add")
     out("max_rows", f"{t}[{n // 16}]", "reduce(sx, zero), dimensions={1}, to_apply=mx")
-    lines.append(f"  a = {t}[16,32] reshape(x)")
-    lines.append(f"  yy = {t}[{n}] slice(y), slice={{[0:{n}]}}")
-    lines.append(f"  b = {t}[32,16] reshape(yy)")
+    # the dot reads finite operands: with NaNs and infinities, the sign of the NaN it gives
+    # depends on XLA's order of summation
+    lines.append(f"  dl = {t}[512] parameter(8)")
+    lines.append(f"  dr = {t}[512] parameter(9)")
+    lines.append(f"  a = {t}[16,32] reshape(dl)")
+    lines.append(f"  b = {t}[32,16] reshape(dr)")
     out("dot", f"{t}[16,16]", "dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
     # converts into the type from wider ones
     lines.append("  w = f32[4096] parameter(2)")
@@ -110,8 +115,8 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     root = ", ".join(name for name, _ in outs)
     shapes = ", ".join(shape for _, shape in outs)
     text = (f"HloModule narrow_{t}\n\nadd {{\n  p = {t}[] parameter(0)\n  q = {t}[] parameter(1)\n"
-            f"  ROOT r = {t}[] add(p, q)\n}}\n\nmx {{\n  p = {t}[] parameter(0)\n  q = {t}[] parameter(1)\n"
-            f"  ROOT r = {t}[] maximum(p, q)\n}}\n\nENTRY main {{\n{body}\n  ROOT out = ({shapes}) tuple({root})\n}}\n")
+            f"  ROOT r = {t}[] add(p, q)\n}}\n\nmx {{\n  p2 = {t}[] parameter(0)\n  q2 = {t}[] parameter(1)\n"
+            f"  ROOT r2 = {t}[] maximum(p2, q2)\n}}\n\nENTRY main {{\n{body}\n  ROOT out = ({shapes}) tuple({root})\n}}\n")
     x, y = _operands(t)
     w = _wide_edges()
     rng = np.random.default_rng(7)
@@ -119,7 +124,10 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     d = w.astype(np.float64) * (1 + rng.choice([0.0, 2.0 ** -40, -2.0 ** -40], w.size))
     u = np.arange(256, dtype=np.uint8)
     u = (u % 16).view(ml_dtypes.uint4) if t == "f4e2m1fn" else u
-    inputs = [x, y, w, w.astype(np.float16), w.astype(ml_dtypes.bfloat16), ints, d, u]
+    finite = x[np.isfinite(np.asarray(x, np.float32))]
+    dl = np.resize(finite, N)
+    dr = np.resize(rng.permutation(finite), N)
+    inputs = [x, y, w, w.astype(np.float16), w.astype(ml_dtypes.bfloat16), ints, d, u, dl, dr]
     return text, inputs, [name for name, _ in outs]
 
 
@@ -192,6 +200,9 @@ CASES = {name: (lambda m: (m[0], m[1], 0.0))(make()) for name, make in _MODULES.
 OUTPUT_NAMES = {name: make()[2] for name, make in _MODULES.items()}
 
 
+_BOTH_NAN = ("b_add", "b_subtract", "b_multiply", "b_divide")
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind == "V" or a.dtype.kind == "f":
@@ -199,7 +210,13 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.astype(np.int64) if a.dtype.kind in "biu" else a
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# one f8 type of each family and one sub-byte integer run in the fast suite; the rest (about
+# 2 s of compiling each) are slow
+_FAST = {"narrow_f8e4m3fn", "narrow_f8e5m2", "narrow_s4"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in _FAST else pytest.mark.slow)
+                                  for n in sorted(CASES)])
 def test_narrow_types_match_xla_bits(name, workdir):
     text = CASES[name][0]
     inputs, expected = load_case(name)
@@ -207,8 +224,15 @@ def test_narrow_types_match_xla_bits(name, workdir):
     names = OUTPUT_NAMES[name]
     assert len(got) == len(expected) == len(names)
     bad = []
+    t = name[len("narrow_"):]
+    x, y = (np.asarray(a.view(_NP[t]), np.float32) if t in FLOATS else None for a in inputs[:2])
     for g, e, what in zip(got, expected, names):
         gb, eb = _bits(g), _bits(e)
+        if what in _BOTH_NAN and x is not None and e.shape == x.shape:
+            # both operands NaN: which one's sign survives depends on the C compiler's operand
+            # order for +, -, *, / (x86 keeps the first source's NaN); the result is NaN in both
+            both = (np.isnan(x) & np.isnan(y)).reshape(e.shape)
+            gb, eb = np.where(both, 0, gb), np.where(both, 0, eb)
         if g.dtype.kind == "f":  # NaN payloads of f16/f32/f64 results are not part of the contract
             nan = np.isnan(np.asarray(g, np.float64)) & np.isnan(np.asarray(e, np.float64))
             gb, eb = np.where(nan, 0, gb), np.where(nan, 0, eb)
@@ -217,3 +241,16 @@ def test_narrow_types_match_xla_bits(name, workdir):
             bad.append(f"{what}: {diff.size} differ, first at {diff[:4].tolist()}: "
                        f"aotc {gb.reshape(-1)[diff[:4]].tolist()} xla {eb.reshape(-1)[diff[:4]].tolist()}")
     assert not bad, f"{name}:\n" + "\n".join(bad)
+
+
+def test_expm1_in_f16_is_refused():
+    """XLA:CPU computes expm1 of the f16-computed narrow types with its own f16 expansion,
+    which aotc does not reproduce: a located error, not approximate bits."""
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+
+    text = "HloModule m\n\nENTRY e {\n  x = f8e4m3fn[4] parameter(0)\n  ROOT y = f8e4m3fn[4] exponential-minus-one(x)\n}\n"
+    fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
+    with pytest.raises(AotcError, match=r"m.hlo:5:8: error: .*exponential-minus-one on f8e4m3fn is not supported"):
+        driver.generate(fe, "/nonexistent/libm", CompileOptions())

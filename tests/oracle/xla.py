@@ -60,7 +60,7 @@ def to_npz_array(a) -> np.ndarray:
     """The array as stored in an .npz (bf16 as its uint16 bit pattern, the one-byte
     ml_dtypes types as their uint8 codes)."""
     a = np.asarray(a)
-    if a.dtype.kind == "V" and a.dtype.itemsize == 1:  # f8, f4, s2/u2/s4/u4 (ml_dtypes)
+    if a.dtype.itemsize == 1 and a.dtype.kind not in "biu":  # f8, f4, s2/u2/s4/u4 (ml_dtypes)
         return a.view(np.uint8)
     return a.view(np.uint16) if a.dtype.name == "bfloat16" else a
 
