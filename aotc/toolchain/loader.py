@@ -116,13 +116,18 @@ def spec_from(obj: Any) -> TensorSpec:
 def coerce_input(spec: TensorSpec, value: Any, what: str) -> np.ndarray:
     """`value` as an array of `spec`'s dtype and shape, or ModelInputError naming
     `what`. numpy arrays must already have the dtype (16- and 8-bit floats such as
-    bf16 may also come as unsigned-integer bit patterns of the same width); lists
-    and Python scalars are converted."""
+    bf16 may also come as unsigned-integer bit patterns of the same width, and any
+    ml_dtypes type as the void elements numpy reads back from an .npz); lists and
+    Python scalars are converted."""
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype != spec.dtype:
             bits_ok = (hlo_dtypes.dtype(spec.type).kind == "float" and spec.dtype.itemsize <= 2
                        and arr.dtype.kind == "u" and arr.dtype.itemsize == spec.dtype.itemsize)
+            # numpy stores ml_dtypes arrays (bf16, f8, f4, s2/u2/s4/u4) in .npy/.npz as raw
+            # void elements ('|V1', '|V2'): their type is the signature's
+            bits_ok = bits_ok or (arr.dtype.kind == "V" and arr.dtype.fields is None and spec.dtype.kind == "V"
+                                  and arr.dtype.itemsize == spec.dtype.itemsize)
             if not bits_ok:
                 raise ModelInputError(f"{what}: expected {spec.shape_text} ({_dtype_name(spec.dtype)}), "
                                       f"got an array of dtype {_dtype_name(arr.dtype)}")
