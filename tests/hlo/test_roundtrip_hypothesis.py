@@ -61,9 +61,13 @@ def array_values(draw, shape: ArrayShape):
     dt, n = shape.dtype, prod(shape.dims)
     if dt.kind == "pred":
         flat = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
-    elif dt.name in ("s4", "u4"):
-        lo, hi = (-8, 7) if dt.name == "s4" else (0, 15)
+    elif dt.is_subbyte_int:
+        w = dt.width
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt.kind == "sint" else (0, (1 << w) - 1)
         flat = np.array(draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)), dtype=dt.numpy)
+    elif dt.width < dt.bits:  # f4e2m1fn: a code in the low bits of each byte
+        codes = draw(st.lists(st.integers(0, (1 << dt.width) - 1), min_size=n, max_size=n))
+        flat = np.array(codes, dtype=np.uint8).view(dt.numpy)
     else:
         raw = draw(st.binary(min_size=n * dt.numpy.itemsize, max_size=n * dt.numpy.itemsize))
         flat = np.frombuffer(raw, dtype=dt.numpy).copy()
