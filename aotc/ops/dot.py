@@ -164,6 +164,9 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs = lhs_i.array_shape, rhs_i.array_shape
+    for s in (lhs, rhs, instr.array_shape):
+        if s.dtype.width == 2:  # XLA:CPU: "unsupported operand type S2 in op dot"
+            raise ShapeError(f"dot of {s.dtype.name} values is not supported (XLA:CPU refuses it too)")
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     plan = gemm_plan(instr, lhs, rhs)
     if plan is None:

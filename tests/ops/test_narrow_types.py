@@ -101,6 +101,10 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     lines.append(f"  a = {t}[16,32] reshape(dl)")
     lines.append(f"  b = {t}[32,16] reshape(dr)")
     out("dot", f"{t}[16,16]", "dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+    lines.append(f"  img = {t}[1,16,16,2] reshape(dl)")
+    out("pool_max", f"{t}[1,8,8,2]", "reduce-window(img, zero), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=mx")
+    out("pool_sum", f"{t}[1,8,8,2]", "reduce-window(img, zero), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=add")
+    out("sorted", f"{t}[{n}]", "sort(dl), dimensions={0}, to_apply=lt")
     # converts into the type from wider ones
     lines.append("  w = f32[4096] parameter(2)")
     lines.append("  h = f16[4096] parameter(3)")
@@ -116,18 +120,24 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     shapes = ", ".join(shape for _, shape in outs)
     text = (f"HloModule narrow_{t}\n\nadd {{\n  p = {t}[] parameter(0)\n  q = {t}[] parameter(1)\n"
             f"  ROOT r = {t}[] add(p, q)\n}}\n\nmx {{\n  p2 = {t}[] parameter(0)\n  q2 = {t}[] parameter(1)\n"
-            f"  ROOT r2 = {t}[] maximum(p2, q2)\n}}\n\nENTRY main {{\n{body}\n  ROOT out = ({shapes}) tuple({root})\n}}\n")
+            f"  ROOT r2 = {t}[] maximum(p2, q2)\n}}\n\nlt {{\n  p3 = {t}[] parameter(0)\n  q3 = {t}[] parameter(1)\n"
+            f"  ROOT r3 = pred[] compare(p3, q3), direction=LT\n}}\n\nENTRY main {{\n{body}\n  ROOT out = ({shapes}) tuple({root})\n}}\n")
     x, y = _operands(t)
-    w = _wide_edges()
+    with np.errstate(over="ignore"):
+        w = _wide_edges()
     rng = np.random.default_rng(7)
     ints = np.concatenate([np.arange(-600, 600), rng.integers(-2 ** 31, 2 ** 31 - 1, 4096 - 1200)]).astype(np.int32)
     d = w.astype(np.float64) * (1 + rng.choice([0.0, 2.0 ** -40, -2.0 ** -40], w.size))
     u = np.arange(256, dtype=np.uint8)
     u = (u % 16).view(ml_dtypes.uint4) if t == "f4e2m1fn" else u
-    finite = x[np.isfinite(np.asarray(x, np.float32))]
+    # finite, and no -0: sort is unstable, so where -0 and +0 land among equal keys is XLA's
+    # algorithm's choice
+    f32 = np.asarray(x, np.float32)
+    finite = x[np.isfinite(f32) & ~((f32 == 0) & np.signbit(f32))]
     dl = np.resize(finite, N)
     dr = np.resize(rng.permutation(finite), N)
-    inputs = [x, y, w, w.astype(np.float16), w.astype(ml_dtypes.bfloat16), ints, d, u, dl, dr]
+    with np.errstate(over="ignore"):
+        inputs = [x, y, w, w.astype(np.float16), w.astype(ml_dtypes.bfloat16), ints, d, u, dl, dr]
     return text, inputs, [name for name, _ in outs]
 
 
@@ -160,6 +170,10 @@ def _int_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
     lines.append(f"  sx = {t}[{n // 16},16] reshape(x)")
     lines.append(f"  zero = {t}[] constant(0)")
     out("sum_rows", f"{t}[{n // 16}]", "reduce(sx, zero), dimensions={1}, to_apply=add")
+    if t in ("s4", "u4"):  # XLA:CPU refuses a dot of s2/u2 (test_dot_of_2_bit_ints_is_refused)
+        lines.append(f"  a = {t}[16,32] reshape(x)")
+        lines.append(f"  b = {t}[32,16] reshape(y)")
+        out("dot", f"{t}[16,16]", "dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}")
     body = "\n".join(lines)
     text = (f"HloModule narrow_{t}\n\nadd {{\n  p = {t}[] parameter(0)\n  q = {t}[] parameter(1)\n"
             f"  ROOT r = {t}[] add(p, q)\n}}\n\nENTRY main {{\n{body}\n"
@@ -253,4 +267,29 @@ def test_expm1_in_f16_is_refused():
     text = "HloModule m\n\nENTRY e {\n  x = f8e4m3fn[4] parameter(0)\n  ROOT y = f8e4m3fn[4] exponential-minus-one(x)\n}\n"
     fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
     with pytest.raises(AotcError, match=r"m.hlo:5:8: error: .*exponential-minus-one on f8e4m3fn is not supported"):
+        driver.generate(fe, "/nonexistent/libm", CompileOptions())
+
+
+def test_convolution_is_refused():
+    """XLA:CPU convolves f8 values in f16 with its own rounding steps: a located error."""
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+
+    text = ("HloModule m\n\nENTRY e {\n  x = f8e5m2[1,4,4,2] parameter(0)\n  w = f8e5m2[3,3,2,2] parameter(1)\n"
+            "  ROOT c = f8e5m2[1,2,2,2] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n")
+    fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
+    with pytest.raises(AotcError, match=r"m.hlo:6:8: error: .*convolution of f8e5m2 values is not supported"):
+        driver.generate(fe, "/nonexistent/libm", CompileOptions())
+
+
+def test_dot_of_2_bit_ints_is_refused():
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+
+    text = ("HloModule m\n\nENTRY e {\n  x = s2[2,3] parameter(0)\n  y = s2[3,2] parameter(1)\n"
+            "  ROOT d = s2[2,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
+    with pytest.raises(AotcError, match=r"m.hlo:6:8: error: .*dot of s2 values is not supported"):
         driver.generate(fe, "/nonexistent/libm", CompileOptions())
