@@ -115,6 +115,8 @@ def _unary_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         raise ShapeError(f"{op} needs an integer operand, got {a.text(False)}")
     if op in _FLOAT_UNARY and op not in _INT_UNARY and k not in ("float", "complex"):
         raise ShapeError(f"{op} needs a floating-point operand, got {a.text(False)}")
+    if op == "abs" and k == "complex":
+        return ArrayShape(_part_type(a.dtype), a.dims)
     return a.with_layout(None)
 
 
@@ -133,6 +135,8 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     if src.kind == "complex":
         if op == "negate":
             return call(f"aotc_neg_{src.name}", src, x)
+        if op == "abs":
+            return call(f"aotc_abs_{src.name}", _part_type(src), x)
         raise ShapeError(f"{op} on complex values is not supported yet")
     if src.kind == "pred":
         if op == "not":

@@ -766,7 +766,18 @@ AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
   }                                                                              \
   AOTC_INLINE CT aotc_neg_##N(CT a) { return aotc_complex_##N(-a.re, -a.im); }   \
   AOTC_INLINE CT aotc_conj_##N(CT a) { return aotc_complex_##N(a.re, -a.im); }   \
-  AOTC_INLINE T aotc_abs_##N(CT a) { return hypot##SFX(a.re, a.im); }            \
+  /* |a| as XLA:CPU computes it: max * sqrt(fma(r, r, 1)), r = min / max; a NaN  \
+   * real part gives NaN, then an infinite part inf, then a NaN imaginary part NaN */ \
+  AOTC_INLINE T aotc_abs_##N(CT a) {                                             \
+    const T x = fabs##SFX(a.re), y = fabs##SFX(a.im);                            \
+    const T mx = x > y ? x : y, mn = x > y ? y : x;                              \
+    if (x != x) return x;                                                        \
+    if (mx == (T)INFINITY) return mx;                                            \
+    if (y != y) return y;                                                        \
+    if (mx == (T)0) return (T)0;                                                 \
+    const T r = mn / mx;                                                         \
+    return mx * sqrt##SFX(fma##SFX(r, r, (T)1));                                 \
+  }                                                                              \
   /* Smith's algorithm: scales by the larger divisor component */               \
   AOTC_INLINE CT aotc_div_##N(CT a, CT b) {                                      \
     if (fabs##SFX(b.re) >= fabs##SFX(b.im)) {                                    \

@@ -13,7 +13,22 @@ _F = np.array([1.0, -2.5, 0.0, -0.0, 3.4e38, 1e-40, np.inf, -np.inf, 0.1, 7.0], 
 _S = np.array([0, 1, -1, 0x7F800000, 0x7FC00000, -8388608, 1065353216, 123456789, -2, 42], np.int32)
 _H = np.array([0, 1, 0x3F80, 0x7F80, 0xFF80, 0x8000, 0x4049, 0x7FC0, 0x0001, 0xBF80], np.uint16)
 
+_RNG = np.random.default_rng(5)
+_RE = np.concatenate([_RNG.standard_normal(60) * 10, np.exp(_RNG.uniform(-100, 88, 60)),
+                      [0, -0.0, np.inf, np.nan, 1e-40, 3e38, 0, np.inf, np.nan, -np.inf, 2.0, -5.0]])
+_IM = np.concatenate([_RNG.standard_normal(60) * 10, np.exp(_RNG.uniform(-100, 88, 60)) * -1,
+                      [0, 0, np.nan, np.inf, 1e-40, 3e38, -0.0, 1, 0, np.nan, np.inf, -np.inf]])
+
 CASES = {
+    "complex_abs": ("""HloModule complex_abs
+ENTRY main {
+  x = c64[132] parameter(0)
+  y = c128[132] parameter(1)
+  a = f32[132] abs(x)
+  b = f64[132] abs(y)
+  ROOT t = (f32[132], f64[132]) tuple(a, b)
+}
+""", [(_RE + 1j * _IM).astype(np.complex64), (_RE * 1e250 + 1j * _IM).astype(np.complex128)], 0.0),
     "bitcast_convert_f32_s32": ("""HloModule bitcast_convert_f32_s32
 ENTRY main {
   x = f32[10] parameter(0)
