@@ -137,6 +137,8 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
             return call(f"aotc_neg_{src.name}", src, x)
         if op == "abs":
             return call(f"aotc_abs_{src.name}", _part_type(src), x)
+        if op == "sign":
+            return call(f"aotc_sign_{src.name}", src, x)
         raise ShapeError(f"{op} on complex values is not supported yet")
     if src.kind == "pred":
         if op == "not":

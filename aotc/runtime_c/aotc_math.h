@@ -778,6 +778,11 @@ AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
     const T r = mn / mx;                                                         \
     return mx * sqrt##SFX(fma##SFX(r, r, (T)1));                                 \
   }                                                                              \
+  /* sign as XLA:CPU computes it: a / |a|, and a itself where |a| is 0 */        \
+  AOTC_INLINE CT aotc_sign_##N(CT a) {                                           \
+    const T r = aotc_abs_##N(a);                                                 \
+    return r == (T)0 ? a : aotc_complex_##N(a.re / r, a.im / r);                 \
+  }                                                                              \
   /* Smith's algorithm: scales by the larger divisor component */               \
   AOTC_INLINE CT aotc_div_##N(CT a, CT b) {                                      \
     if (fabs##SFX(b.re) >= fabs##SFX(b.im)) {                                    \

@@ -20,13 +20,15 @@ _IM = np.concatenate([_RNG.standard_normal(60) * 10, np.exp(_RNG.uniform(-100, 8
                       [0, 0, np.nan, np.inf, 1e-40, 3e38, -0.0, 1, 0, np.nan, np.inf, -np.inf]])
 
 CASES = {
-    "complex_abs": ("""HloModule complex_abs
+    "complex_abs_sign": ("""HloModule complex_abs_sign
 ENTRY main {
   x = c64[132] parameter(0)
   y = c128[132] parameter(1)
   a = f32[132] abs(x)
   b = f64[132] abs(y)
-  ROOT t = (f32[132], f64[132]) tuple(a, b)
+  c = c64[132] sign(x)
+  d = c128[132] sign(y)
+  ROOT t = (f32[132], f64[132], c64[132], c128[132]) tuple(a, b, c, d)
 }
 """, [(_RE + 1j * _IM).astype(np.complex64), (_RE * 1e250 + 1j * _IM).astype(np.complex128)], 0.0),
     "bitcast_convert_f32_s32": ("""HloModule bitcast_convert_f32_s32
