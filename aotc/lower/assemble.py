@@ -219,7 +219,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                       bool(getattr(f, "readonly", False))) for f in sig.feeds)
     results = tuple(Port(f.name, f.shape.dtype, f.shape.dims, f.shape.nbytes, _key(*fetch_refs[j]))
                     for j, f in enumerate(sig.fetches))
-    functions = tuple(fns.functions[k] for k in sorted(fns.functions))
+    functions = fns.ordered()
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target,
                    tuple(p for _, p in sorted(subprograms.items())), weights)

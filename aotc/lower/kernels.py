@@ -11,7 +11,7 @@ iterations write disjoint outputs (`parallel`); kernel passes decide the rest.
 from __future__ import annotations
 
 from ..hlo.ir import Computation, Instruction, Module
-from ..hlo.shape import ArrayShape, TupleShape
+from ..hlo.shape import ArrayShape, ShapeError, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, KernelBuilder, compute_type, store_value
 from ..ops.registry import KEEPS_INDEX, rule
@@ -64,14 +64,43 @@ class ScalarFunctions:
         self.module = module
         self.names = names  # the module's name supply
         self.functions: dict[str, K.Function] = {}
-        self._busy: set[str] = set()
+        self.calls: dict[str, set[str]] = {}  # function -> the functions its body calls
+        self._busy: list[str] = []  # functions being built, innermost last (recursion guard)
 
     def get(self, comp_name: str) -> str:
         cname = self.names.scalar_function(comp_name)
+        if self._busy:
+            self.calls[self._busy[-1]].add(cname)
         if cname not in self.functions and cname not in self._busy:
-            self._busy.add(cname)  # recursion guard
-            self.functions[cname] = self._build(self.module.computation(comp_name), cname)
+            self._busy.append(cname)
+            self.calls[cname] = set()
+            try:
+                self.functions[cname] = self._build(self.module.computation(comp_name), cname)
+            finally:
+                self._busy.pop()
         return cname
+
+    def ordered(self) -> tuple[K.Function, ...]:
+        """The functions by name, except that each comes after the functions it calls (a
+        reducer whose body reduces calls the inner reducer, which C needs defined first)."""
+        out: list[str] = []
+        placed: set[str] = set()
+        entered: set[str] = set()  # a cycle (a recursive computation) is cut, not followed
+        for top in sorted(self.functions):
+            stack = [(top, False)]
+            while stack:
+                name, expanded = stack.pop()
+                if name in placed or (not expanded and name in entered):
+                    continue
+                if expanded:
+                    placed.add(name)
+                    out.append(name)
+                    continue
+                entered.add(name)
+                stack.append((name, True))
+                stack.extend((c, False) for c in sorted(self.calls.get(name, ()), reverse=True)
+                             if c not in placed and c in self.functions)
+        return tuple(self.functions[n] for n in out)
 
     def _build(self, comp: Computation, cname: str) -> K.Function:
         params = comp.parameters
@@ -81,10 +110,15 @@ class ScalarFunctions:
             if i.opcode == Op.CONSTANT and isinstance(i.shape, ArrayShape) and i.shape.rank == 0:
                 consts[i.name] = scalar_literal(i)
         fused = {i.name for i in comp.instructions if i.name not in consts}
+        root = comp.root_instruction
+        for i in comp.instructions:
+            r = rule(i.opcode)
+            if i.name in fused and not (i is root and i.opcode == Op.TUPLE) and (r is None or r.elemental is None):
+                raise ShapeError(f"the computation {comp.name} it calls has {i.opcode} {i.name}, and aotc "
+                                 "compiles reducers and comparators of elementwise ops only")
         kb = KernelBuilder(fused, {i.name: i for i in comp.instructions}, {}, rule, consts)
         kb.scalar_function = self.get
         kb.scalar_computation = self.module.computation
-        root = comp.root_instruction
         outs = [comp.get(o) for o in root.operands] if root.opcode == Op.TUPLE else [root]
         vals = tuple(kb.value(o, Index(())) for o in outs)
         return K.Function(cname, tuple(pvars), kb.body(), vals, f"HLO computation {comp.name}")
