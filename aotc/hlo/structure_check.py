@@ -80,11 +80,19 @@ def _check_parameters(comp: Computation, problems: Problems, bad: set[str]) -> N
         else:
             by_number[n] = p
     if by_number:
-        missing = sorted(set(range(max(by_number) + 1)) - set(by_number))
-        if missing:
+        gap = next(k for k in range(len(by_number) + 1) if k not in by_number)  # never counts to a huge number
+        if gap < max(by_number):
             last = by_number[max(by_number)]
             problems.add(f"computation {comp.name} has parameter({max(by_number)}) but no "
-                         f"parameter({missing[0]}); parameters must be numbered 0..n-1", last.loc)
+                         f"parameter({gap}); parameters must be numbered 0..n-1", last.loc)
+
+
+# the computation attributes an op cannot do without (conditional: branch_computations or
+# true/false); keys as one string each, since select-and-scatter's are also opcode spellings
+_REQUIRED_CALLEES = {op: tuple(keys.split()) for op, keys in (
+    (Op.WHILE, "condition body"), (Op.CALL, "to_apply"), (Op.FUSION, "calls"), (Op.REDUCE, "to_apply"),
+    (Op.REDUCE_WINDOW, "to_apply"), (Op.SORT, "to_apply"), (Op.SCATTER, "to_apply"), (Op.MAP, "to_apply"),
+    (Op.SELECT_AND_SCATTER, "select scatter"), (Op.ALL_REDUCE, "to_apply"), (Op.REDUCE_SCATTER, "to_apply"))}
 
 
 def _check_instruction(module: Module, comp: Computation, instr: Instruction,
@@ -104,6 +112,14 @@ def _check_instruction(module: Module, comp: Computation, instr: Instruction,
             where = f" (it is defined in computation {owner[o]})" if o in owner else ""
             problems.add(f"{instr.name}: operand {o} is not defined in computation {comp.name}{where}", instr.loc)
             ok = False
+    given = {key for key, _ in callees(instr)}
+    missing = [k for k in _REQUIRED_CALLEES.get(instr.opcode, ()) if k not in given]
+    if instr.opcode == Op.CONDITIONAL and not (given & {"branch_computations", "true_computation"}):
+        missing = ["branch_computations"]
+    if missing:
+        problems.add(f"{instr.name}: {instr.opcode} needs {'= and '.join(missing)}=, the computation"
+                     f"{'s' if len(missing) > 1 else ''} it calls", instr.loc)
+        ok = False
     for key, callee in callees(instr):
         if not module.has_computation(callee):
             problems.add(f"{instr.name}: {key}={callee} names no computation", instr.loc)

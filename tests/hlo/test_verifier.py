@@ -187,6 +187,20 @@ BAD = {
         "ENTRY main {\n  x = f32[2] parameter(0)\n  c = s32[] constant(1)\n  ROOT t = (f32[2], s32[]) tuple(x, c)\n}\n",
         "v.hlo:3:7: error: input_output_alias {1}: (0, {}): output {1} is s32[] but parameter x is f32[2]",
     ),
+    "huge_parameter_number": (  # named, not counted up to: no list of 2**31 numbers
+        H + "ENTRY main {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] parameter(2147483648)\n}\n",
+        "v.hlo:5:8: error: computation main has parameter(2147483648) but no parameter(1); parameters must be "
+        "numbered 0..n-1",
+    ),
+    "while_without_computations": (
+        H + "ENTRY main {\n  x = f32[2] parameter(0)\n  ROOT w = f32[2] while(x)\n}\n",
+        "v.hlo:5:8: error: w: while needs condition= and body=, the computations it calls",
+    ),
+    "reduce_without_reducer": (
+        H + "ENTRY main {\n  x = f32[2] parameter(0)\n  z = f32[] constant(0)\n"
+            "  ROOT r = f32[] reduce(x, z), dimensions={0}\n}\n",
+        "v.hlo:6:8: error: r: reduce needs to_apply=, the computation it calls",
+    ),
     "first_error_in_source_order": (
         H + "ENTRY main {\n  x = f32[2] parameter(0)\n  a = f32[3] negate(x)\n  ROOT b = f32[2] add(x, y)\n}\n",
         "v.hlo:5:3: error: shape mismatch: negate(f32[2]) is f32[2], declared f32[3]",
