@@ -133,6 +133,11 @@ def parse_config(text: str, file: str = "<config>", base_dir: str | None = None)
         what = e.problem or e.context or "invalid YAML"
         loc = Loc(file, mark.line + 1, mark.column + 1) if mark is not None else None
         raise reader.error(f"invalid YAML: {what}", None, loc) from None
+    except yaml.reader.ReaderError as e:  # a character YAML refuses: at its position in the text
+        pos = min(max(e.position, 0), len(text))
+        line = text.count("\n", 0, pos) + 1
+        loc = Loc(file, line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
+        raise reader.error(f"invalid YAML: character U+{e.character:04X} is not allowed", None, loc) from None
     except yaml.YAMLError as e:
         raise reader.error(f"invalid YAML: {e}", None, None) from None
     if root is None:  # an empty file: every key takes its default

@@ -266,3 +266,9 @@ def test_a_clashing_name_from_the_output_file_gets_a_prefix():
     fe = driver.frontend("m.hlo", None, CompileOptions(),
                          text="HloModule m\n\nENTRY e {\n  ROOT x = f32[2] parameter(0)\n}\n")
     assert driver.default_name("build/libpthread", fe, CompileOptions()) == "m_pthread"
+
+
+def test_a_control_character_is_located():
+    with pytest.raises(AotcError) as e:
+        parse_config("feeds:\n  - id: 0\n    name: a\x02b\n", "cfg.yaml")
+    assert e.value.format().startswith("cfg.yaml:3:12: error: invalid YAML: character U+0002 is not allowed")
