@@ -12,7 +12,7 @@ PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
 # per-file progress lines with a running test count, no platform header
 PYTEST = $(PY) -m pytest --no-header -o console_output_style=count
 
-.PHONY: install demo test test-slow test-fast bench clean
+.PHONY: install demo test test-slow test-fast fuzz bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || { echo "make: cannot create $(VENV): on Debian or Ubuntu, apt-get install python3-venv" >&2; exit 1; }
@@ -34,6 +34,12 @@ test-slow: install
 # no install, stop at the first failure, one dot per test
 test-fast:
 	$(PY) -m pytest -q -x -m "not slow"
+
+# a longer fuzz run than the suite's: new mutants of every corpus model and config each round
+# (tests/fuzz/run.py); failing inputs go to build/fuzz-crashes
+FUZZ_ROUNDS ?= 20
+fuzz:
+	$(PYTHON) -m tests.fuzz.run --rounds $(FUZZ_ROUNDS) --build
 
 bench: install
 	$(PY) benchmarks/bench.py

@@ -1,5 +1,6 @@
 """Mutants of the corpus' StableHLO files (`tests/data/corpus/*/model.mlir`): a token deleted
-or doubled, a number, type or name changed, the file cut short, bytes flipped; seeds fixed.
+or doubled, a number, type or name changed, the file cut short, bytes flipped; seeds fixed
+(the mutations are shared with the HLO and config fuzz tests: tests/fuzz/mutate.py).
 Each mutant either compiles to C or fails with exit code 1 and one located error
 (`FILE:LINE:COL: error: ...`, its source line, a caret), never a traceback or another
 exit code."""
@@ -13,36 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from aotc.cli import main
+from tests.fuzz.mutate import KINDS, MLIR
+from tests.fuzz.mutate import mutate as _mutate
 
 CORPUS = sorted((Path(__file__).resolve().parents[2] / "data" / "corpus").glob("*/model.mlir"))
 PER_FILE = 10  # 24 files: 240 mutants
-
-_TOKEN = re.compile(r'%[\w#.:]+|@[\w.]+|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[A-Za-z_][\w.]*|\S')
-_NUMBERS = ["[1]", '"s"', "true", "0", "-1", "1", "2", "7", "2147483648", "99999999999999999999", "1.5", "-0.0",
-            "1e400", "0x7FC00000"]
-_TYPES = ["f32", "i32", "i1", "f16", "bf16", "ui8", "i64", "f64", "complex<f32>", "tensor<f32>", "tuple<>", "?"]
-_NAMES = ["%0", "%99", "%arg0", "%arg7", "@main", "@nope", "stablehlo.add", "stablehlo.frob", "func.func", "return",
-          "tensor", "dense", "x", "loc", "#loc3"]
-KINDS = ["delete", "duplicate", "number", "type", "name", "truncate", "flip"]
-
-
-def mutate(data: bytes, rng: random.Random, kind: str) -> bytes:
-    """One mutant of `data` of the given kind."""
-    if kind == "truncate":
-        return data[:rng.randrange(len(data))]
-    if kind == "flip":
-        b = bytearray(data)
-        for _ in range(rng.randint(1, 3)):
-            b[rng.randrange(len(b))] = rng.randrange(256)
-        return bytes(b)
-    text = data.decode("utf-8")
-    tokens = list(_TOKEN.finditer(text))
-    wanted = {"number": r"-?\d.*", "type": r"[a-z]+\d+|\d+x\w+|x\w*",
-              "name": r"[%@].*|stablehlo\..*"}.get(kind)
-    m = rng.choice([t for t in tokens if wanted and re.fullmatch(wanted, t.group())] or tokens)
-    replacement = {"delete": "", "duplicate": m.group() + " " + m.group(), "number": rng.choice(_NUMBERS),
-                   "type": rng.choice(_TYPES), "name": rng.choice(_NAMES)}[kind]
-    return (text[:m.start()] + replacement + text[m.end():]).encode()
 
 
 def _mutants():
@@ -51,6 +27,10 @@ def _mutants():
             rng = random.Random(i * 1000 + j)
             kind = KINDS[(i + j) % len(KINDS)]
             yield pytest.param(path, rng, kind, id=f"{path.parent.name}-{j}-{kind}")
+
+
+def mutate(data: bytes, rng: random.Random, kind: str) -> bytes:
+    return _mutate(data, rng, kind, MLIR)
 
 
 def test_corpus_and_count():
