@@ -200,6 +200,8 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         out.append(pad + "}")
     elif isinstance(s, K.Break):
         out.append(pad + "break;")
+    elif isinstance(s, K.Checkpoint):
+        out.append(pad + "if (aotc_budget_spent()) break;")
     elif isinstance(s, K.If) and _is_exit(s):
         out.append(f"{pad}if ({expr(s.cond)}) break;")
     elif isinstance(s, K.If):

@@ -79,6 +79,28 @@ def _called(bodies, functions) -> set[str]:
     return seen
 
 
+_BUDGET = [
+    "/* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and",
+    "   a deadline, read between kernels and on every while-loop trip. Once spent it stays",
+    "   spent: the run stops at its next check and returns P_ERR_CANCELLED. */",
+    "typedef struct { atomic_int* cancel; uint64_t until_ns; int spent; } aotc_budget;",
+    "static _Thread_local aotc_budget* aotc_budget_now;",
+    "static AOTC_UNUSED uint64_t aotc_clock_ns(void) {",
+    "    struct timespec t;",
+    "    clock_gettime(CLOCK_MONOTONIC, &t);",
+    "    return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;",
+    "}",
+    "static AOTC_UNUSED int aotc_budget_spent(void) {",
+    "    aotc_budget* b = aotc_budget_now;",
+    "    if (!b) return 0;",
+    "    if (!b->spent && (atomic_load_explicit(b->cancel, memory_order_relaxed)",
+    "                      || (b->until_ns && aotc_clock_ns() >= b->until_ns)))",
+    "        b->spent = 1;",
+    "    return b->spent;",
+    "}",
+]
+
+
 def _emit_kernels(p: Program, out: list[str]) -> None:
     slots = {s.cname: s for s in p.slots}
     for k in p.kernels:
@@ -129,6 +151,12 @@ def _emit_call(k, out: list[str]) -> None:
             "    }"]
 
 
+def _emit_checked_call(k, out: list[str]) -> None:
+    """The kernel's call, then the run budget's check (a spent budget ends the run)."""
+    _emit_call(k, out)
+    out.append("    if (aotc_budget_spent()) return;")
+
+
 def _threaded(k) -> bool:
     """Whether a pool may split this kernel's outermost loop (lowering decided)."""
     return k.parallel
@@ -145,10 +173,12 @@ def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset()
     out += ["    " + _slot_pointer(s, bare) for s in order]
     out += ["    (void)args;", "    (void)results;", "    (void)arena;", "    (void)par;"]
     if profile:
-        out += ["    (void)prof;", *prof.timed_calls(p, _emit_call)]
+        out += ["    (void)prof;", *prof.timed_calls(p, _emit_checked_call)]
     else:
-        for k in p.kernels:
+        for i, k in enumerate(p.kernels):
             _emit_call(k, out)
+            if i + 1 < len(p.kernels):
+                out.append("    if (aotc_budget_spent()) return;")
     out += ["}", ""]
 
 
@@ -179,7 +209,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     programs = _all_programs(p)
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
            f'#include "{header_name}"', "",
-           "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "",
+           "#include <math.h>", "#include <stdatomic.h>", "#include <stdio.h>", "#include <stdlib.h>",
+           "#include <string.h>", "#include <time.h>", "",
            "/* ---------------------------------------------------------------- runtime */",
            runtime_source(), "",
            "/* ---------------------------------------------------------------- constants */"]
@@ -197,6 +228,7 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     out = []
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
+            *_BUDGET, "",
             "/* ---------------------------------------------------------------- scalar functions */"]
     called = _called([k.body for q in programs for k in q.kernels], [f for q in programs for f in q.functions])
     fns = _merge(((f.name, function(f)) for q in programs for f in q.functions if f.name in called), "scalar function")

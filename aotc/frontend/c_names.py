@@ -38,14 +38,14 @@ def identifier_problem(name: str) -> str | None:
 API_SUFFIXES = ("create", "destroy", "run", "run_with", "error_msg", "set_num_threads", "set_parallel_for",
                 "arg_data", "set_arg_data", "result_data", "set_result_data", "set_arena", "lookup_arg_index",
                 "lookup_result_index", "arg_name", "arg_type", "arg_rank", "arg_dims", "arg_bytes",
-                "arg_is_variable", "result_name", "result_type", "result_rank", "result_dims", "result_bytes",
+                "arg_is_variable", "set_deadline", "cancel", "result_name", "result_type", "result_rank", "result_dims", "result_bytes",
                 "instance", "alloc_mode", "parallel_for_fn")
 SYSTEM_SYMBOLS = frozenset((
     "pthread_create pthread_key_create pthread_attr_destroy pthread_mutex_destroy pthread_mutexattr_destroy "
     "pthread_cond_destroy pthread_condattr_destroy pthread_rwlock_destroy pthread_rwlockattr_destroy "
     "pthread_barrier_destroy pthread_barrierattr_destroy pthread_spin_destroy sem_destroy timer_create "
     "thrd_create mtx_destroy cnd_destroy tss_create posix_spawnattr_destroy posix_spawn_file_actions_destroy "
-    "pthread_attr_destroy").split())
+    "pthread_attr_destroy pthread_cancel").split())
 
 
 def prefix_problem(name: str) -> str | None:
@@ -57,7 +57,7 @@ def prefix_problem(name: str) -> str | None:
         return f"'{name}' begins with an underscore (reserved for the C implementation)"
     if name.lower().startswith("aotc"):
         return f"'{name}' would clash with the embedded runtime's aotc_* names"
-    clash = sorted(f"{name}_{s}" for s in API_SUFFIXES if f"{name}_{s}" in SYSTEM_SYMBOLS)
+    clash = [f"{name}_{s}" for s in API_SUFFIXES if f"{name}_{s}" in SYSTEM_SYMBOLS]  # in API order
     if clash:
         return f"'{name}' would define {clash[0]}, a C library function"
     return None

@@ -95,6 +95,13 @@ class Break(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint(Stmt):
+    """The run's budget (a cancel request, a deadline) is checked here; a spent budget
+    leaves the innermost `Repeat`, and the run then returns an error. A while loop's
+    back-edge carries one, so an endless loop can be stopped."""
+
+
+@dataclass(frozen=True, slots=True)
 class If(Stmt):
     cond: Expr
     then: tuple[Stmt, ...]

@@ -64,6 +64,7 @@ def _while_kernel(kb, instr: Instruction, outs) -> None:
     pred_v, pred = _view(kb, scratch, pred_off, DTYPES["pred"], "pred")
     arena = _view(kb, scratch, sub_off, DTYPES["u8"], "arena")[0]
     kb.repeat()
+    kb.emit(K.Checkpoint())  # every trip: a cancelled run or one past its deadline stops here
     kb.emit(K.Exec(cond.name, state, (pred_v,), arena))
     kb.if_(K.Unary("!", K.Load(pred, K.Const(0)), K.BOOL))
     kb.emit(K.Break())

@@ -39,7 +39,7 @@ def test_without_profile_nothing_is_printed():
         except ValueError:
             missing.append(ln)
     assert missing == ["                            const aotc_par* par) {",
-                       "    m_execute(args, results, (unsigned char*)arena, par);"]
+                       "        m_execute(args, results, (unsigned char*)arena, par);"]
     n = len(prof.lowered.program.kernels)
     assert prof.c_text.count("if (prof) { const uint64_t t1 = aotc_prof_now();") == n
 

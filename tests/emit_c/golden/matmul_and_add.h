@@ -38,7 +38,7 @@ extern "C" {
    never a crash (a NULL instance: ERR_NULL_INSTANCE). */
 enum { golden_OK = 0, golden_ERR_NULL_ARG = 1, golden_ERR_NULL_RESULT = 2, golden_ERR_NO_ARENA = 3,
        golden_ERR_MISALIGNED = 4, golden_ERR_INDEX = 5, golden_ERR_THREADS = 6, golden_ERR_ALLOC = 7,
-       golden_ERR_NULL_INSTANCE = 8, golden_ERR_ARENA_SIZE = 9 };
+       golden_ERR_NULL_INSTANCE = 8, golden_ERR_ARENA_SIZE = 9, golden_ERR_CANCELLED = 10 };
 
 /* Who allocates what: everything; results and temporaries (the caller sets every
    argument buffer); nothing (the caller also sets results and the arena). */
@@ -60,6 +60,12 @@ void* golden_result_data(golden_instance* m, int i);
 int golden_set_result_data(golden_instance* m, int i, void* data);
 /* The caller's arena: 64-byte aligned, `bytes` at least GOLDEN_ARENA_BYTES (checked); NULL unsets it. */
 int golden_set_arena(golden_instance* m, void* arena, size_t bytes);
+/* A run budget: a run stopped by either returns ERR_CANCELLED (results unspecified). Both are
+   checked between kernels and on every while-loop trip. set_deadline: each later run may take
+   `ns` nanoseconds (0: no limit). cancel: from any thread, the run in progress (or else the
+   next) stops at its next check. */
+int golden_set_deadline(golden_instance* m, uint64_t ns);
+int golden_cancel(golden_instance* m);
 int golden_lookup_arg_index(const char* name);       /* -1 if there is none */
 int golden_lookup_result_index(const char* name);
 

@@ -18,15 +18,36 @@
 #include "libgolden.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- runtime */
 /* (embedded runtime elided in this snapshot) */
 /* ---------------------------------------------------------------- constants */
 /* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
 typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
+
+/* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and
+   a deadline, read between kernels and on every while-loop trip. Once spent it stays
+   spent: the run stops at its next check and returns P_ERR_CANCELLED. */
+typedef struct { atomic_int* cancel; uint64_t until_ns; int spent; } aotc_budget;
+static _Thread_local aotc_budget* aotc_budget_now;
+static AOTC_UNUSED uint64_t aotc_clock_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;
+}
+static AOTC_UNUSED int aotc_budget_spent(void) {
+    aotc_budget* b = aotc_budget_now;
+    if (!b) return 0;
+    if (!b->spent && (atomic_load_explicit(b->cancel, memory_order_relaxed)
+                      || (b->until_ns && aotc_clock_ns() >= b->until_ns)))
+        b->spent = 1;
+    return b->spent;
+}
 
 /* ---------------------------------------------------------------- scalar functions */
 /* ---------------------------------------------------------------- kernels */
@@ -70,7 +91,9 @@ static void golden_execute(void* const* args, void* const* results, unsigned cha
     (void)arena;
     (void)par;
     k_add_1(s_v_1, s_d_1, s_add_1);
+    if (aotc_budget_spent()) return;
     k_mul_3(s_v_1, s_mul_3);
+    if (aotc_budget_spent()) return;
     k_update_v_1(s_add_1, s_v_1);
 }
 
@@ -121,6 +144,8 @@ struct golden_instance {
     int threads;
     aotc_pool* pool;      /* owned; created by set_num_threads */
     aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */
+    atomic_int cancel;    /* set by P_cancel from any thread; cleared when a run returns ERR_CANCELLED */
+    uint64_t deadline_ns; /* each run's time limit; 0: none */
     char error[160];
 };
 
@@ -137,6 +162,7 @@ golden_instance* golden_create(golden_alloc_mode mode) {
     golden_instance* m = (golden_instance*)calloc(1, sizeof(*m));
     if (!m) return 0;
     m->threads = 1;
+    atomic_init(&m->cancel, 0);
     if (mode == golden_ALLOC_ALL)
         for (int i = 0; i < 2; ++i) {
             m->args[i] = aotc_alloc64(golden_arg_bytes_[i]);
@@ -252,8 +278,22 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
     if (rc) return rc;
     aotc_fpenv env;
     aotc_fpenv_enter(&env);
-    golden_execute(args, results, (unsigned char*)arena, par);
+    aotc_budget budget = {m ? &m->cancel : 0, 0, 0};
+    aotc_budget* outer = aotc_budget_now;
+    if (m && m->deadline_ns) {
+        uint64_t now = aotc_clock_ns();
+        budget.until_ns = m->deadline_ns > UINT64_MAX - now ? UINT64_MAX : now + m->deadline_ns;
+    }
+    aotc_budget_now = m ? &budget : 0;
+    if (!aotc_budget_spent())
+        golden_execute(args, results, (unsigned char*)arena, par);
+    aotc_budget_now = outer;
     aotc_fpenv_leave(&env);
+    if (budget.spent) {
+        if (atomic_exchange(&m->cancel, 0))
+            return golden_fail_msg(m, golden_ERR_CANCELLED, "the run was cancelled (golden_cancel); results are unspecified");
+        return golden_fail_msg(m, golden_ERR_CANCELLED, "the run exceeded its deadline (golden_set_deadline); results are unspecified");
+    }
     return golden_OK;
 }
 
@@ -261,6 +301,18 @@ int golden_run(golden_instance* m) {
     if (!m) return golden_ERR_NULL_INSTANCE;
     m->error[0] = 0;
     return golden_run_checked(m, m->args, m->results, m->arena, m->arena_bytes, m->par.fn ? &m->par : 0);
+}
+
+int golden_set_deadline(golden_instance* m, uint64_t ns) {
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    m->deadline_ns = ns;
+    return golden_OK;
+}
+
+int golden_cancel(golden_instance* m) {
+    if (!m) return golden_ERR_NULL_INSTANCE;
+    atomic_store(&m->cancel, 1);
+    return golden_OK;
 }
 
 int golden_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes) {
