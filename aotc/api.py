@@ -289,13 +289,15 @@ def _runner(model: str, config, target: str | None, options: CompileOptions | No
 
 def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
         options: CompileOptions | None = None, threads: int = 1, progress: Progress | None = None,
-        **kw) -> dict[str, np.ndarray]:
-    """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}."""
+        timeout: float | None = None, **kw) -> dict[str, np.ndarray]:
+    """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}.
+    A run longer than `timeout` seconds is stopped (AotcError); the runner never outlives it."""
 
     fe, prog, runner, tgt = _runner(model, config, target, options, kw, progress)
     if progress is not None:
         progress("run", None)
-    outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads)
+    outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads,
+                      timeout=timeout)
     return {r.name: a for r, a in zip(prog.results, outs)}
 
 

@@ -333,9 +333,11 @@ def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
               help="Write the fetches, keyed by fetch name, to OUT.npz instead of printing them.")
 @click.option("--print-all", "print_all", is_flag=True,
               help="Print every value (default: arrays over 1000 elements are summarized).")
+@click.option("--timeout", "timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop a run that takes longer (the model checks its deadline between kernels and in loops).")
 @_handles_errors
 def run_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-            inputs, output, print_all) -> None:
+            inputs, output, print_all, timeout) -> None:
     """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator;
     print each fetch (name, shape, dtype, values), or write them to --output."""
 
@@ -343,7 +345,8 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
                             shapes=_shapes(shape))
     with _progress() as progress:
-        outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts, progress=progress)
+        outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts, progress=progress,
+                        timeout=timeout)
     if output is None:
         _print_outputs(outs, print_all)
         return

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,6 +37,8 @@ from .targets import Target, host_triple, resolve_target
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXIT_MODEL_ERROR = 2
+_EXIT_DEADLINE = 3  # the model stopped itself at its deadline
+_GRACE = 5.0  # seconds past a time limit before the runner's process group is killed
 
 
 def runner_source() -> Path:
@@ -139,12 +142,19 @@ def run_runner(runner_path: str | os.PathLike, target: Target,
 
     `inputs` is a list with one array per arg, or one per non-variable arg (the
     variables then start at zero), or a mapping by arg name. Specs may be
-    `TensorSpec`s, the compiler's ports, or None to ask the runner."""
+    `TensorSpec`s, the compiler's ports, or None to ask the runner. A run longer
+    than `timeout` seconds is stopped by the model's own deadline (P_set_deadline,
+    checked between kernels and on every while-loop trip), else killed with its
+    process group a little later."""
+    if timeout is not None and not timeout > 0:
+        raise AotcError(f"the time limit must be a positive number of seconds, not {timeout}")
     args, results = _specs(runner_path, target, arg_specs, result_specs)
     with tempfile.TemporaryDirectory(prefix="aotc-run-") as d:
         _write_inputs(Path(d), args, inputs)
-        _execute([*runner_command(runner_path, target), "run", d, str(int(threads))],
-                 "running the model", timeout)
+        cmd = [*runner_command(runner_path, target), "run", d, str(int(threads))]
+        if timeout is not None:
+            cmd.append(str(max(1, int(timeout * 1e9))))
+        _execute(cmd, "running the model", None if timeout is None else timeout + _GRACE, limit=timeout)
         outs = []
         for i, spec in enumerate(results):
             data = (Path(d) / f"result{i}.bin").read_bytes()
@@ -237,14 +247,50 @@ def _write_inputs(d: Path, args: list[TensorSpec], inputs) -> None:
         (d / f"arg{i}.bin").write_bytes(data)
 
 
-def _execute(cmd: list[str], what: str, timeout: float | None) -> str:
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived while a runner was running."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated(signum)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the runner and anything it started (its own process group), and reap it."""
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              errors="replace", timeout=timeout)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _execute(cmd: list[str], what: str, timeout: float | None, limit: float | None = None) -> str:
+    """Run `cmd` in its own process group: on a timeout, an interrupt or SIGTERM the whole
+    group is killed, so no runner outlives aotc (on Linux the runner also dies with us)."""
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace", start_new_session=True)
     except FileNotFoundError:
         raise AotcError(f"{what}: cannot execute {cmd[0]}") from None
+    in_main = threading.current_thread() is threading.main_thread()
+    saved = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)} if in_main else {}
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill_group(proc)
         raise AotcError(f"{what}: timed out after {timeout:g} s\n  $ {shlex.join(cmd)}") from None
+    except _Terminated as e:
+        _kill_group(proc)
+        raise SystemExit(128 + e.args[0]) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    proc = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+    if proc.returncode == _EXIT_DEADLINE and limit is not None:
+        raise AotcError(f"{what}: stopped after its time limit of {limit:g} s")
     err = commands.trim_output(proc.stderr)
     if proc.returncode == _EXIT_MODEL_ERROR:
         msg = err.removeprefix("runner: ")

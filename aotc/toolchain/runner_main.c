@@ -6,8 +6,10 @@
 
    usage:
      runner info                         signature as one JSON object
-     runner run DIR [THREADS]            DIR/arg<i>.bin -> DIR/result<i>.bin (raw
-                                         row-major bytes, exactly P_arg_bytes(i))
+     runner run DIR [THREADS [DEADLINE_NS]]
+                                         DIR/arg<i>.bin -> DIR/result<i>.bin (raw
+                                         row-major bytes, exactly P_arg_bytes(i));
+                                         a run past DEADLINE_NS is stopped (exit 3)
      runner bench ITERS THREADS WARMUP [DIR]
                                          time P_run; inputs are random (seeded,
                                          type-aware) unless DIR has arg<i>.bin;
@@ -15,7 +17,8 @@
                                          (with -DAOTC_RUNNER_PROFILE, for a model
                                          compiled with --profile, also "profile":
                                          one row per kernel over the timed runs)
-   exit status: 0 ok, 1 usage or file error, 2 the model reported an error. */
+   exit status: 0 ok, 1 usage or file error, 2 the model reported an error, 3 the run
+   was stopped at its deadline. On Linux the runner dies with the process that started it. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdarg.h>
@@ -24,6 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
 
 #ifndef AOTC_RUNNER_PREFIX
 #error "compile with -DAOTC_RUNNER_PREFIX=<model prefix>"
@@ -46,6 +53,7 @@ void M(_destroy)(M(_instance) * m);
 int M(_run)(M(_instance) * m);
 const char* M(_error_msg)(const M(_instance) * m);
 int M(_set_num_threads)(M(_instance) * m, int n);
+int M(_set_deadline)(M(_instance) * m, uint64_t ns);
 int M(_set_arg_data)(M(_instance) * m, int i, void* data);
 int M(_set_result_data)(M(_instance) * m, int i, void* data);
 const char* M(_arg_name)(int i);
@@ -67,7 +75,7 @@ size_t M(_result_bytes)(int i);
 
 typedef M(_instance) model_t;
 
-enum { RN_OK = 0, RN_ERR_INDEX = 5, RN_MAX_PORTS = 1 << 20 };
+enum { RN_OK = 0, RN_ERR_INDEX = 5, RN_ERR_CANCELLED = 10, RN_MAX_PORTS = 1 << 20 };
 
 typedef struct {
     model_t* m;
@@ -276,12 +284,15 @@ static int cmd_info(void) {
     return 0;
 }
 
-static int cmd_run(const char* dir, long threads) {
+static int cmd_run(const char* dir, long threads, unsigned long long deadline_ns) {
     runner_t r;
     runner_open(&r);
     set_threads(&r, threads);
+    if (M(_set_deadline)(r.m, (uint64_t)deadline_ns) != RN_OK) die("set_deadline failed");
     read_args(&r, dir);
-    if (run_once(&r) != RN_OK) return 2;
+    int rc = run_once(&r);
+    if (rc == RN_ERR_CANCELLED) return 3;
+    if (rc != RN_OK) return 2;
     for (int i = 0; i < r.num_results; ++i) {
         char* p = port_path(dir, "result", i);
         write_all(p, r.results[i], M(_result_bytes)(i));
@@ -365,17 +376,27 @@ static long parse_count(const char* s, const char* what, long min) {
     return v;
 }
 
+static unsigned long long parse_ns(const char* s) {
+    char* end = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-') die("DEADLINE_NS must be an integer >= 0");
+    return v;
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: runner info\n"
-                    "       runner run DIR [THREADS]\n"
+                    "       runner run DIR [THREADS [DEADLINE_NS]]\n"
                     "       runner bench ITERS THREADS WARMUP [DIR]\n");
     return 1;
 }
 
 int main(int argc, char** argv) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  /* a killed `aotc run` leaves no runner behind */
+#endif
     if (argc >= 2 && !strcmp(argv[1], "info") && argc == 2) return cmd_info();
-    if (argc >= 3 && !strcmp(argv[1], "run") && argc <= 4)
-        return cmd_run(argv[2], argc == 4 ? parse_count(argv[3], "THREADS", 1) : 1);
+    if (argc >= 3 && !strcmp(argv[1], "run") && argc <= 5)
+        return cmd_run(argv[2], argc >= 4 ? parse_count(argv[3], "THREADS", 1) : 1, argc == 5 ? parse_ns(argv[4]) : 0);
     if (argc >= 5 && !strcmp(argv[1], "bench") && argc <= 6) {
         const char* dir = argc == 6 ? argv[5] : 0;
         return cmd_bench(parse_count(argv[2], "ITERS", 1), parse_count(argv[3], "THREADS", 1),

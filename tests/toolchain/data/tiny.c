@@ -132,6 +132,12 @@ int tiny_set_num_threads(tiny_instance* m, int n) {
     return tiny_OK;
 }
 
+int tiny_set_deadline(tiny_instance* m, uint64_t ns) {
+    if (!m) return tiny_ERR_NO_ARENA;
+    (void)ns;
+    return tiny_OK;
+}
+
 /* ------------------------------------------------------------------ the model */
 
 static float bf16_to_f32(uint16_t b) {

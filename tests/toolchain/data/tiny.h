@@ -37,6 +37,8 @@ void tiny_destroy(tiny_instance* m);
 int tiny_run(tiny_instance* m);
 const char* tiny_error_msg(const tiny_instance* m);
 int tiny_set_num_threads(tiny_instance* m, int n);
+/* The run budget: the tiny model has no loops, so a run always finishes. */
+int tiny_set_deadline(tiny_instance* m, uint64_t ns);
 void* tiny_arg_data(tiny_instance* m, int i);
 int tiny_set_arg_data(tiny_instance* m, int i, void* data);
 void* tiny_result_data(tiny_instance* m, int i);
