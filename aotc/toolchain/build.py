@@ -29,7 +29,8 @@ def base_cflags(options: CompileOptions) -> list[str]:
     # -ffp-contract=off: a*b+c rounds twice on every target, as the runtime's tests expect
     # (the generated .c also turns contraction off and refuses fast-math itself; no result
     # depends on these flags, see aotc_rt.h)
-    return ["-std=c11", options.opt_level, *_NUMERIC_CFLAGS, "-fPIC", *options.cflags]
+    return ["-std=c11", options.opt_level, *_NUMERIC_CFLAGS, "-fPIC", *sanitizer_flags(options.sanitize),
+            *options.cflags]
 
 
 _NUMERIC_CFLAGS = ("-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off")
@@ -42,6 +43,22 @@ def model_cflags(target: Target, options: CompileOptions) -> tuple[str, ...]:
     they define), then `options.cflags`. The language level and -fPIC are the build
     system's own settings."""
     return (options.opt_level, *_NUMERIC_CFLAGS, *target.simd_cflags, *options.cflags)
+
+
+SANITIZERS = ("address", "thread")
+
+
+def sanitizer_flags(sanitize: str | None) -> list[str]:
+    """Compile and link flags of a sanitized build: `address` is AddressSanitizer with
+    UndefinedBehaviorSanitizer, where any report aborts the program; `thread` is
+    ThreadSanitizer (a report makes the program exit with status 66)."""
+    if sanitize is None:
+        return []
+    if sanitize == "address":
+        return ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g"]
+    if sanitize == "thread":
+        return ["-fsanitize=thread", "-fno-omit-frame-pointer", "-g"]
+    raise AotcError(f"unknown sanitizer '{sanitize}' (use {' or '.join(SANITIZERS)})")
 
 
 def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,

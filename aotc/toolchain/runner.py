@@ -67,6 +67,8 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
         if header_path is not None:
             raise AotcError(f"{header} is not the header of model '{prefix}'")
         header = None
+    if options.sanitize and not target.runs_on_host:
+        raise AotcError(f"--sanitize runs the model natively; {target.triple} programs do not run here")
     tc = cc.find_toolchain(target, options.cc)
     static = not target.runs_on_host
     if static:
