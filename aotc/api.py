@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -22,7 +23,8 @@ from .emit_c.constants import BLOB_SUFFIX, Blob, write_parts
 from .emit_c.weights_file import write_weights
 from .errors import AotcError
 from .options import CompileOptions
-from .toolchain.build import build_outputs, cache_dir
+from .toolchain import cache
+from .toolchain.build import build_outputs
 from .toolchain.buildsys import BINARY_KINDS, depfile_text, pkgconfig_text
 from .toolchain.loader import load_library
 from .toolchain.runner import bench_runner, build_runner, run_runner
@@ -222,11 +224,25 @@ def _cached_generate(model: str, config, options: CompileOptions, progress: Prog
     key.update(_source_digest(gen))
     for part in (__version__, repr(options), target.banner()):
         key.update(hashlib.sha256(part.encode()).digest())
-    out = os.path.join(cache_dir(), key.hexdigest()[:24], "libmodel")
-    c_path = out + ".c"
-    if not os.path.exists(c_path):
-        _write_all(_files(gen, out))
-    return fe, gen, c_path, target
+    entry = cache.private_dir(cache.private_dir(cache.cache_dir()) / key.hexdigest()[:24])
+    src = entry / "src"  # the generated files, sealed; runners are built beside it
+    if not cache.entry_ok(src):  # missing, truncated or edited: written again
+        tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=entry))
+        try:
+            _write_all(_files(gen, str(tmp / "libmodel")))
+            for f in tmp.iterdir():
+                os.chmod(f, 0o600)
+            cache.seal(tmp)
+            shutil.rmtree(src, ignore_errors=True)
+            try:
+                os.rename(tmp, src)
+            except OSError:
+                if not cache.entry_ok(src):  # not another run's sealed copy: ours replaces it
+                    shutil.rmtree(src, ignore_errors=True)
+                    os.rename(tmp, src)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return fe, gen, str(src / "libmodel.c"), target
 
 
 def load(result: CompileResult | str, options: CompileOptions | None = None):
@@ -283,7 +299,7 @@ def _runner(model: str, config, target: str | None, options: CompileOptions | No
         options = replace(options, target=target)
     fe, gen, c_path, tgt = _cached_generate(model, config, options, progress)
     runner = _timed(progress, "C compiler",
-                    lambda: build_runner(c_path, gen.name, tgt, options, os.path.dirname(c_path)))
+                    lambda: build_runner(c_path, gen.name, tgt, options, os.path.dirname(os.path.dirname(c_path))))
     return fe, gen.lowered.program, runner, tgt
 
 

@@ -15,6 +15,7 @@ from .. import __version__
 from ..errors import AotcError
 from ..options import CompileOptions
 from . import cc, commands
+from .cache import cache_dir, entry_ok, private_dir, seal
 from .targets import Target, resolve_target
 
 EMIT_KINDS = ("o", "so", "a")
@@ -105,32 +106,29 @@ def build_key_material(c_path: str | os.PathLike, target: Target, options: Compi
     return b"\0".join(hashlib.sha256(p).digest() for p in parts)
 
 
-def cache_dir() -> Path:
-    """Root of aotc's build cache: `$XDG_CACHE_HOME/aotc`, else `~/.cache/aotc`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "aotc"
-
-
 def cached_build(key_material: bytes, builder: Callable[[Path], object],
                  root: str | os.PathLike | None = None) -> Path:
     """The cache entry directory for `key_material`, calling `builder(dir)` to fill
-    it on a miss. The entry is built in a temporary directory and renamed into
-    place, so concurrent builders never see half an entry; a builder that raises
-    leaves nothing behind."""
+    it on a miss. The entry is built in a private temporary directory, sealed with the
+    digests of its files and renamed into place, so concurrent builders never see half
+    an entry; a builder that raises leaves nothing behind. An entry whose files no longer
+    match their digests (truncated, edited) is built again."""
     digest = hashlib.sha256(b"aotc " + __version__.encode() + b"\0" + key_material).hexdigest()
-    root = Path(root) if root is not None else cache_dir()
-    entry = root / "builds" / digest[:2] / digest
-    if (entry / ".complete").exists():
+    root = private_dir(root if root is not None else cache_dir())
+    shard = private_dir(private_dir(root / "builds") / digest[:2])
+    entry = shard / digest
+    if entry_ok(entry):
         return entry
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:16]}-", dir=entry.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:16]}-", dir=shard))  # 0700
     try:
         builder(tmp)
-        (tmp / ".complete").write_text(digest + "\n")
+        for p in tmp.iterdir():  # whatever the builder's umask gave them
+            os.chmod(p, 0o700 if os.access(p, os.X_OK) else 0o600)
+        seal(tmp)
         try:
             os.rename(tmp, entry)
         except OSError:
-            if not (entry / ".complete").exists():  # a stale, unfinished entry: replace it
+            if not entry_ok(entry):  # a stale or damaged entry: replace it
                 shutil.rmtree(entry, ignore_errors=True)
                 os.rename(tmp, entry)
     finally:

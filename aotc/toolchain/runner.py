@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import AotcError, ToolchainError
 from ..options import CompileOptions
-from . import cc, commands
+from . import cache, cc, commands
 from .build import base_cflags
 from .loader import ModelRunError, TensorSpec, coerce_input, spec_from
 from .targets import Target, host_triple, resolve_target
@@ -51,7 +51,8 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
                  header_path: str | os.PathLike | None = None) -> Path:
     """Compile the model and the runner for `target` and link them into
     `workdir/runner-<prefix>-<hash>`; an existing runner with the same inputs is
-    reused. The model's header (default: beside the .c) is included when present,
+    reused only while it has the digest recorded when it was built (else it is built
+    again). The model's header (default: beside the .c) is included when present,
     so the runner's calls are checked against it."""
     if not _IDENT.match(prefix or ""):
         raise AotcError(f"model prefix '{prefix}' is not a C identifier")
@@ -79,10 +80,9 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
                  header.read_bytes() if header else b"", repr((tc.argv, tc.flags, tc.link_flags,
                                                                flags, prefix, static, options.profile)).encode()):
         key.update(hashlib.sha256(part).digest())
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = cache.private_dir(workdir)
     exe = workdir / f"runner-{prefix}-{key.hexdigest()[:16]}"
-    if exe.is_file():
+    if cache.verified(exe):  # never run a program the cache did not record
         return exe
     with tempfile.TemporaryDirectory(prefix="aotc-runner-", dir=workdir) as tmp:
         model_o = commands.compile_object(tc, model_c, Path(tmp) / "model.o", flags)
@@ -104,7 +104,8 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
                 commands.link_executable(tc, [model_o, runner_o], out, flags, static=False)
             except AotcError:
                 raise static_error from None
-        os.replace(out, exe)
+        cache.write_private(exe, out.read_bytes(), executable=True)
+        cache.record(exe)
     return exe
 
 
