@@ -22,6 +22,7 @@ from .api import bench as aotc_bench
 from .api import compile as aotc_compile
 from .api import run as aotc_run
 from .errors import EXIT_INTERNAL, AotcError, ToolchainError
+from .frontend.constants import read_npz
 from .info import build_report, format_report, load_model
 from .integrations.entry import load_object, parse_shapes
 from .jax import export as jax_export
@@ -243,11 +244,7 @@ def _read_inputs(path: str | None) -> dict | None:
     if path is None:
         return None
 
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise AotcError(f"cannot read inputs: {e}", file=path) from None
+    return read_npz(path, lambda message: AotcError(f"inputs: {message}", file=path))
 
 
 @main.command("compile")

@@ -19,6 +19,7 @@ from ..hlo.dtypes import DType, from_numpy
 from ..hlo.ir import Instruction, Literal, Module
 from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..hlo.opcodes import Op
+from .files import not_regular
 
 MODES = ("error", "zeros", "random")
 _FILL_CHUNK = 1 << 20
@@ -113,6 +114,9 @@ def _fill(shape: Shape, mode: str, name: str):
 
 def read_npz(path: str, fail) -> dict[str, np.ndarray]:
     """All arrays of an .npz file; `fail(message)` builds the AotcError to raise."""
+    kind = not_regular(path)
+    if kind is not None:
+        raise fail(f"cannot read: {kind}")
     try:
         data = np.load(path, allow_pickle=False)
     except OSError as e:

@@ -37,6 +37,17 @@ def read_input(path: str | os.PathLike, what: str, limit: int | None = None) -> 
     return data
 
 
+def not_regular(path: str | os.PathLike) -> str | None:
+    """Why `path` cannot be read as a file ("a FIFO", "a device", ...), or None if it is a
+    regular file (or missing: opening it then says so). Readers that open files themselves
+    ask first, since opening a FIFO waits for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"

@@ -115,3 +115,19 @@ def test_o_must_name_a_file_prefix(tmp_path, monkeypatch, bad):
     r = run("compile", MODEL, "--config", CFG, "-o", bad)
     assert r.exit_code == 1 and "-o must name a file prefix" in r.output
     assert not list(tmp_path.iterdir())
+
+
+def test_a_device_as_inputs_or_constants_is_refused(tmp_path):
+    r = run("run", MODEL, "--config", CFG, "--inputs", "/dev/zero", "--output", str(tmp_path / "o.npz"))
+    assert r.exit_code == 1 and "/dev/zero: error: inputs: cannot read: a device" in r.output
+    r = run("compile", MODEL, "--bind-constants", "/dev/zero", "-o", str(tmp_path / "libm"))
+    assert r.exit_code == 1 and "/dev/zero: error: cannot read: a device" in r.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_as_inputs_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    p = subprocess.run([sys.executable, "-m", "aotc.cli", "run", MODEL, "--config", CFG, "--inputs", str(fifo),
+                        "--output", str(tmp_path / "o.npz")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "inputs: cannot read: a FIFO" in p.stderr
