@@ -21,7 +21,7 @@ from . import __version__
 from .driver import Frontend, Generated, Progress, frontend, generate
 from .emit_c.constants import BLOB_SUFFIX, Blob, write_parts
 from .emit_c.weights_file import write_weights
-from .errors import AotcError
+from .errors import AotcError, UsageError
 from .options import CompileOptions
 from .toolchain import cache
 from .toolchain.build import build_outputs
@@ -118,7 +118,7 @@ def _timed(progress: Progress | None, stage: str, step):
 def _check_prefix(out: str) -> None:
     """`-o` names a file prefix (`build/libmodel`): not empty, not a directory."""
     if not out or out.endswith(("/", os.sep)) or os.path.basename(out) in ("", ".", "..") or os.path.isdir(out):
-        raise AotcError(f"-o must name a file prefix such as build/libmodel, not {out!r}")
+        raise UsageError(f"-o must name a file prefix such as build/libmodel, not {out!r}")
 
 
 def _build_then_place(out: str, fe: Frontend, gen: Generated, target, options: CompileOptions) -> dict[str, str]:

@@ -8,7 +8,8 @@ followed by the source line and a caret; a YAML key path makes it
 Exit codes of the `aotc` command:
     0  success
     1  bad input: the model, the config, an inputs file, an argument value
-    2  usage: an unknown option or command, a missing argument (click)
+    2  usage: an unknown option or command, a missing argument (click), an -o that
+       names no file prefix
     3  toolchain or environment: no working C compiler, a compiler or emulator
        that fails, out of memory
     4  an internal error of aotc (a bug): a one-line message asking for a report;
@@ -73,6 +74,12 @@ class ToolchainError(AotcError):
     """The C compiler, the archiver, an emulator or the machine failed, not the input."""
 
     exit_code = EXIT_TOOLCHAIN
+
+
+class UsageError(AotcError):
+    """An argument the command cannot be run with at all (as click's own usage errors)."""
+
+    exit_code = EXIT_USAGE
 
 
 def located(message: str, loc: Loc | None, source: str | None = None) -> AotcError:

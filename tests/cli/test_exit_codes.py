@@ -113,7 +113,7 @@ def test_a_failed_compile_leaves_the_previous_outputs_untouched(tmp_path):
 def test_o_must_name_a_file_prefix(tmp_path, monkeypatch, bad):
     monkeypatch.chdir(tmp_path)
     r = run("compile", MODEL, "--config", CFG, "-o", bad)
-    assert r.exit_code == 1 and "-o must name a file prefix" in r.output
+    assert r.exit_code == 2 and "-o must name a file prefix" in r.output
     assert not list(tmp_path.iterdir())
 
 
