@@ -1,6 +1,8 @@
 """Arrays with a zero dimension, through every kind of op, against XLA:CPU: elementwise and
 shape ops on empty arrays, products and sums over an empty dimension (zeros, the init
-value), padding an empty array, concatenating with one, sorting and gathering nothing.
+value), padding an empty array, concatenating with one, sorting and gathering nothing,
+selects, clamps, reversals, scattering no updates, empty dynamic slices and updates, and a
+convolution over an empty batch.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -78,6 +80,32 @@ ENTRY main {{
   ROOT out = (f32[0,5], f32[0,4]) tuple(g, w)
 }}
 """, [_X35, np.zeros((0, 1), np.int32), _E05], 0.0),
+    "zero_size_select_scatter_conv": (f"""HloModule zero_size_select_scatter_conv
+{ADD}
+ENTRY main {{
+  x = f32[0,5] parameter(0)
+  y = f32[3,5] parameter(1)
+  idx = s32[0,1] parameter(2)
+  upd = f32[0,5] parameter(3)
+  img = f32[0,4,4,2] parameter(4)
+  ker = f32[3,3,2,3] parameter(5)
+  lt = pred[0,5] compare(x, x), direction=LT
+  sel = f32[0,5] select(lt, x, x)
+  lo = f32[] constant(-1)
+  hi = f32[] constant(1)
+  cl = f32[0,5] clamp(lo, sel, hi)
+  rv = f32[0,5] reverse(cl), dimensions={{0,1}}
+  sc = f32[3,5] scatter(y, idx, upd), update_window_dims={{1}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add
+  one = s32[] constant(1)
+  zero = s32[] constant(0)
+  ds = f32[0,2] dynamic-slice(x, zero, one), dynamic_slice_sizes={{0,2}}
+  e = f32[0,5] slice(y), slice={{[1:1], [0:5]}}
+  dus = f32[3,5] dynamic-update-slice(y, e, one, zero)
+  cv = f32[0,4,4,3] convolution(img, ker), window={{size=3x3 pad=1_1x1_1}}, dim_labels=b01f_01io->b01f
+  ROOT out = (f32[0,5], f32[3,5], f32[0,2], f32[3,5], f32[0,4,4,3]) tuple(rv, sc, ds, dus, cv)
+}}
+""", [_E05, _X35, np.zeros((0, 1), np.int32), _E05, np.zeros((0, 4, 4, 2), np.float32),
+      np.arange(54, dtype=np.float32).reshape(3, 3, 2, 3) / 8], 0.0),
 }
 
 
