@@ -24,7 +24,7 @@ from .emit_c.weights_file import write_weights
 from .errors import AotcError, UsageError
 from .options import CompileOptions
 from .toolchain import cache
-from .toolchain.build import build_outputs
+from .toolchain.build import build_outputs, build_outputs_cached
 from .toolchain.buildsys import BINARY_KINDS, depfile_text, pkgconfig_text
 from .toolchain.loader import load_library
 from .toolchain.runner import bench_runner, build_runner, run_runner
@@ -138,7 +138,7 @@ def _build_then_place(out: str, fe: Frontend, gen: Generated, target, options: C
         written = {**_files(gen, tmp_out), **programs}
         _write_all(written)
         binaries = replace(options, emit=tuple(k for k in options.emit if k in BINARY_KINDS))
-        built = build_outputs(tmp_out + ".c", tmp_out, target, binaries)
+        built = build_outputs_cached(tmp_out + ".c", tmp_out, target, binaries)
         built.update(_write_build_files(out, tmp_out, fe, gen, target, options, built))
         placed = {}
         for stale in ([out + ".c" + BLOB_SUFFIX] if gen.blob is None else []) + \

@@ -4,6 +4,7 @@ build shares; it never reads or changes the C text.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
@@ -92,6 +93,46 @@ def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
             a = out_prefix + ".a"
             commands.archive_static(tc, [obj], a)
             outputs["a"] = a
+    return outputs
+
+
+def build_outputs_cached(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
+                         target: Target | str | None, options: CompileOptions,
+                         root: str | os.PathLike | None = None) -> dict[str, str]:
+    """`build_outputs` through the cache (`cached_build`, keyed by the C text and the header
+    beside it, the compiler and its version, the target and the flags): a rebuild of
+    unchanged C copies verified binaries instead of compiling again. The build runs on
+    files of the same names, so the binaries are those `build_outputs` makes."""
+    target = _as_target(target, options)
+    if not options.emit:
+        return {}
+    tc = cc.find_toolchain(target, options.cc)
+    c_path = Path(c_path)
+    h_path = c_path.with_suffix(".h")
+    # the .c, its header, and what it includes beside it (PREFIX.c.bin: constants for .incbin)
+    companions = sorted(p for p in c_path.parent.glob(glob.escape(c_path.name) + ".*") if p.is_file())
+    sources = {p.name: p.read_bytes() for p in (c_path, h_path, *companions) if p.is_file()}
+    stem = Path(str(out_prefix)).name
+
+    def builder(d: Path) -> None:
+        for name, data in sources.items():
+            (d / name).write_bytes(data)
+        build_outputs(d / c_path.name, d / stem, target, options, toolchain=tc)
+        for name in sources:
+            (d / name).unlink()
+
+    key = build_key_material(c_path, target, options, tc) + b"".join(
+        hashlib.sha256(name.encode() + b"\0" + data).digest() for name, data in sorted(sources.items()))
+    entry = cached_build(key + stem.encode(), builder, root)
+    suffixes = {"o": ".o", "so": target.so_suffix, "a": ".a"}
+    umask = os.umask(0o077)
+    os.umask(umask)
+    outputs = {}
+    for kind in EMIT_KINDS:
+        if kind in options.emit:
+            outputs[kind] = str(out_prefix) + suffixes[kind]
+            shutil.copyfile(entry / (stem + suffixes[kind]), outputs[kind])
+            os.chmod(outputs[kind], (0o777 if kind == "so" else 0o666) & ~umask)  # as the linker makes them
     return outputs
 
 

@@ -123,3 +123,32 @@ def test_a_symlink_as_cache_directory_is_refused(fresh_cache, tmp_path):
     fresh_cache.symlink_to(elsewhere)
     with pytest.raises(AotcError, match="is not a directory of this user"):
         _run()
+
+
+def test_compile_reuses_verified_objects_and_rebuilds_damaged_ones(fresh_cache, tmp_path):
+    log = tmp_path / "cc.log"
+    wrapper = tmp_path / "cc"
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" -c "*) echo compile >> {log};; esac\nexec gcc "$@"\n')
+    wrapper.chmod(0o755)
+    opts = aotc.CompileOptions(cc=str(wrapper), emit=("o", "a"))
+
+    def build() -> bytes:
+        res = aotc.compile(str(CASE / "model.hlo"), config=str(CASE / "cfg.yaml"), out=str(tmp_path / "libm"),
+                           options=opts)
+        return Path(res.obj_path).read_bytes()
+
+    first = build()
+    compiles = log.read_text().count("compile")
+    assert compiles >= 1
+    assert build() == first and log.read_text().count("compile") == compiles  # from the cache
+    (obj,) = fresh_cache.rglob("libm.o")
+    with open(obj, "r+b") as f:
+        f.truncate(10)
+    assert build() == first and log.read_text().count("compile") > compiles  # damaged: compiled again
+    assert stat.S_IMODE(os.stat(tmp_path / "libm.o").st_mode) == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
