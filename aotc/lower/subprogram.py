@@ -58,6 +58,9 @@ def flatten_parameters(comp: Computation) -> tuple[Computation, list[tuple[str, 
     return Computation(comp.name, tuple(out + body), comp.root, True, comp.has_signature, comp.loc), params
 
 
+MAX_CONTROL_DEPTH = 200  # each level lowers through the pipeline again (Python frames)
+
+
 def lower_control_flow(m: Module, comp: Computation, kernels: tuple[str, ...], parent: str, target: str,
                        source: str, source_text: str | None, names: NameSupply, programs: dict,
                        lower_fn) -> dict[str, object]:
@@ -71,6 +74,10 @@ def lower_control_flow(m: Module, comp: Computation, kernels: tuple[str, ...], p
     for kname in kernels:
         r = rule(comp.get(kname).opcode)
         for callee in (r.runs(comp.get(kname)) if r is not None and r.runs is not None else ()):
+            if callee not in programs and sum(p is None for p in programs.values()) >= MAX_CONTROL_DEPTH:
+                raise located(f"control flow nested more than {MAX_CONTROL_DEPTH} levels deep (loop and branch "
+                              f"bodies within each other): {comp.get(kname).opcode} {kname} runs {callee}",
+                              comp.get(kname).loc, source_text)
             if callee not in programs:
                 programs[callee] = None  # in progress: meeting it again is a cycle
                 programs[callee] = _lower(m, callee, parent, target, source, source_text, names, programs,

@@ -37,6 +37,7 @@ def _compile(tmp_path, text: str, emit: str = "none"):
     return r
 
 
+@pytest.mark.slow
 def test_a_chain_of_244_ops_builds(tmp_path):
     r = _compile(tmp_path, _chain(244), emit="o")
     assert r.exit_code == 0, r.output
@@ -132,3 +133,26 @@ ENTRY main {
     r = _compile(tmp_path, text)
     assert r.exit_code == 1, r.output
     assert "error: cannot compile sort s: the computation lt it calls has tuple t0" in r.output
+
+
+def _nested_whiles(depth: int) -> str:
+    out = ["HloModule nw", "", "cond {", "  c = f32[2] parameter(0)", "  ROOT f = pred[] constant(false)", "}",
+           "b0 {", "  q0 = f32[2] parameter(0)", "  ROOT n0 = f32[2] negate(q0)", "}"]
+    for k in range(1, depth):
+        out += [f"b{k} {{", f"  q{k} = f32[2] parameter(0)",
+                f"  ROOT w{k} = f32[2] while(q{k}), condition=cond, body=b{k - 1}", "}"]
+    out += ["ENTRY main {", "  x = f32[2] parameter(0)",
+            f"  ROOT y = f32[2] while(x), condition=cond, body=b{depth - 1}", "}"]
+    return "\n".join(out) + "\n"
+
+
+def test_loops_nested_a_hundred_deep_compile(tmp_path):
+    r = _compile(tmp_path, _nested_whiles(100))
+    assert r.exit_code == 0, r.output
+
+
+def test_loops_nested_past_the_limit_are_a_located_error(tmp_path):
+    r = _compile(tmp_path, _nested_whiles(240))
+    assert r.exit_code == 1, r.output
+    assert "error: control flow nested more than 200 levels deep" in r.output
+    assert r.output.rstrip().endswith("^")
