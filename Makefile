@@ -38,8 +38,8 @@ test-fast:
 # a longer fuzz run than the suite's: new mutants of every corpus model and config each round
 # (tests/fuzz/run.py); failing inputs go to build/fuzz-crashes
 FUZZ_ROUNDS ?= 20
-fuzz:
-	$(PYTHON) -m tests.fuzz.run --rounds $(FUZZ_ROUNDS) --build
+fuzz: install
+	$(PY) -m tests.fuzz.run --rounds $(FUZZ_ROUNDS) --build
 
 bench: install
 	$(PY) benchmarks/bench.py
