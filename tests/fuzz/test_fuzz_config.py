@@ -17,7 +17,7 @@ from tests.fuzz.test_fuzz_hlo import check_outcome
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = Path(__file__).parent / "corpus"
 CONFIGS = sorted([*(ROOT / "data" / "corpus").glob("*/cfg.yaml"), *SEEDS.glob("*.yaml")])
-PER_FILE = 4  # about 100 mutants
+PER_FILE = 3  # about 80 mutants
 
 
 def model_of(cfg: Path) -> Path:
@@ -26,7 +26,7 @@ def model_of(cfg: Path) -> Path:
 
 
 def test_corpus_and_count():
-    assert len(CONFIGS) * PER_FILE >= 100
+    assert len(CONFIGS) * PER_FILE >= 75
     assert all(model_of(c).is_file() for c in CONFIGS)
 
 

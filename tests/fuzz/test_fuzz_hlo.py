@@ -18,7 +18,7 @@ from tests.fuzz.mutate import HLO, mutants
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = sorted([*(ROOT / "data" / "corpus").glob("*/model.hlo"), *(ROOT / "data" / "corpus").glob("*/model.opt.hlo"),
                  *(Path(__file__).parent / "corpus").glob("*.hlo")])
-FAST_PER_FILE = 3  # about 150 mutants in `make test`
+FAST_PER_FILE = 2  # about 100 mutants in `make test`
 SLOW_PER_FILE = 6  # 300 more, each that compiles also built with -Werror
 
 _ERROR = re.compile(r"^(?:.+: )?error: .+$")
@@ -43,7 +43,7 @@ def compile_mutant(tmp_path: Path, data: bytes, suffix: str, emit: str, extra=()
 
 
 def test_corpus_and_count():
-    assert len(CORPUS) * FAST_PER_FILE >= 140
+    assert len(CORPUS) * FAST_PER_FILE >= 90
 
 
 @pytest.mark.parametrize("path,data,kind", [pytest.param(p, d, k, id=i)
