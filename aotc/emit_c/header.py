@@ -59,7 +59,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
              f"/* The caller's arena: 64-byte aligned, `bytes` at least {M}_ARENA_BYTES (checked); NULL unsets it. */",
              f"int {P}_set_arena({P}_instance* m, void* arena, size_t bytes);",
              "/* A run budget: a run stopped by either returns ERR_CANCELLED (results unspecified). Both are",
-             "   checked between kernels and on every while-loop trip. set_deadline: each later run may take",
+             "   checked between kernels and every 64 trips of a while loop. set_deadline: a later run may take",
              "   `ns` nanoseconds (0: no limit). cancel: from any thread, the run in progress (or else the",
              "   next) stops at its next check. */",
              f"int {P}_set_deadline({P}_instance* m, uint64_t ns);",

@@ -194,14 +194,17 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         if s.body and _is_exit(s.body[0]):  # for (;;) { if (!c) break; ... } is while (c) { ... }
             out.append(f"{pad}while ({_negated(s.body[0].cond)}) {{")
             out.extend(stmts(s.body[1:], depth + 1, marks))
+        elif any(isinstance(b, K.Checkpoint) for b in s.body):  # counts its trips for the checkpoint
+            out.append(pad + "for (uint32_t aotc_trips = 0;; ++aotc_trips) {")
+            out.extend(stmts(s.body, depth + 1, marks))
         else:
             out.append(pad + "for (;;) {")
             out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Break):
         out.append(pad + "break;")
-    elif isinstance(s, K.Checkpoint):
-        out.append(pad + "if (aotc_budget_spent()) break;")
+    elif isinstance(s, K.Checkpoint):  # every 64th trip (the first included): a cheap check per trip
+        out.append(pad + "if (AOTC_UNLIKELY((aotc_trips & 63u) == 0u) && aotc_budget_spent()) break;")
     elif isinstance(s, K.If) and _is_exit(s):
         out.append(f"{pad}if ({expr(s.cond)}) break;")
     elif isinstance(s, K.If):

@@ -81,7 +81,7 @@ def _called(bodies, functions) -> set[str]:
 
 _BUDGET = [
     "/* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and",
-    "   a deadline, read between kernels and on every while-loop trip. Once spent it stays",
+    "   a deadline, read between kernels and every 64 trips of a while loop. Once spent it stays",
     "   spent: the run stops at its next check and returns P_ERR_CANCELLED. */",
     "typedef struct { atomic_int* cancel; uint64_t until_ns; int spent; } aotc_budget;",
     "static _Thread_local aotc_budget* aotc_budget_now;",
@@ -162,7 +162,10 @@ def _threaded(k) -> bool:
     return k.parallel
 
 
-def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset(), profile: bool = False) -> None:
+def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset(), profile: bool = False,
+                  checks: bool = True) -> None:
+    """The run function of `p`; with `checks`, the run budget is checked between kernels (a
+    sub-program's kernels are not: a loop's trips are checked where the loop runs them)."""
     out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena,")
     out.append(f"                            const aotc_par* par{prof.execute_param() if profile else ''}) {{")
     needed = {c for k in p.kernels for c, _ in k.params}
@@ -177,7 +180,7 @@ def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset()
     else:
         for i, k in enumerate(p.kernels):
             _emit_call(k, out)
-            if i + 1 < len(p.kernels):
+            if checks and i + 1 < len(p.kernels):
                 out.append("    if (aotc_budget_spent()) return;")
     out += ["}", ""]
 
@@ -242,7 +245,7 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
         out += [f"/* ---------------------------------------------------------------- {title} */"]
         _emit_kernels(q, out)
         if q is not p:
-            _emit_execute(q, out, bare)
+            _emit_execute(q, out, bare, checks=False)
     out += prof.clock_source() if profile else []
     out += ["/* ---------------------------------------------------------------- entry */"]
     _emit_execute(p, out, bare, profile)

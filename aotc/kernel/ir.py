@@ -96,9 +96,10 @@ class Break(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint(Stmt):
-    """The run's budget (a cancel request, a deadline) is checked here; a spent budget
-    leaves the innermost `Repeat`, and the run then returns an error. A while loop's
-    back-edge carries one, so an endless loop can be stopped."""
+    """The run's budget (a cancel request, a deadline) is checked here, on every 64th trip
+    of the `Repeat` whose body holds it directly; a spent budget leaves that `Repeat`, and
+    the run then returns an error. A while loop's back-edge carries one, so an endless
+    loop can be stopped."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@
 typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 
 /* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and
-   a deadline, read between kernels and on every while-loop trip. Once spent it stays
+   a deadline, read between kernels and every 64 trips of a while loop. Once spent it stays
    spent: the run stops at its next check and returns P_ERR_CANCELLED. */
 typedef struct { atomic_int* cancel; uint64_t until_ns; int spent; } aotc_budget;
 static _Thread_local aotc_budget* aotc_budget_now;

@@ -60,7 +60,7 @@ int golden_set_result_data(golden_instance* m, int i, void* data);
 /* The caller's arena: 64-byte aligned, `bytes` at least GOLDEN_ARENA_BYTES (checked); NULL unsets it. */
 int golden_set_arena(golden_instance* m, void* arena, size_t bytes);
 /* A run budget: a run stopped by either returns ERR_CANCELLED (results unspecified). Both are
-   checked between kernels and on every while-loop trip. set_deadline: each later run may take
+   checked between kernels and every 64 trips of a while loop. set_deadline: a later run may take
    `ns` nanoseconds (0: no limit). cancel: from any thread, the run in progress (or else the
    next) stops at its next check. */
 int golden_set_deadline(golden_instance* m, uint64_t ns);
