@@ -262,9 +262,22 @@ class KernelBuilder:
         c = self.loop(self.fresh("c"), row_len if cols is None else cols, (K.VECTOR,))
         row, col = first + r, col0 + c
         dims = hero.array_shape.dims
-        exprs: list[K.Expr] = [col]
+        # a row is the trailing dims whose sizes multiply to row_len (a dot's N may span
+        # several: f32[1,16,2,16] with N = 2*16); the column splits over those, the row over the rest
+        k, tail = len(dims), 1
+        while k > 0 and tail < row_len:
+            k -= 1
+            tail *= dims[k]
+        if tail != row_len:
+            raise AssertionError(f"epilogue rows of {row_len} do not split {hero.name}'s dims {dims}")
+        exprs: list[K.Expr] = []
         stride = 1
-        for d in range(len(dims) - 2, -1, -1):
+        for d in range(len(dims) - 1, k - 1, -1):
+            e = col // stride if stride != 1 else col
+            exprs.insert(0, K.Const(0) if dims[d] == 1 else (e % dims[d] if d > k else e))
+            stride *= dims[d]
+        stride = 1
+        for d in range(k - 1, -1, -1):
             e = row // stride if stride != 1 else row
             exprs.insert(0, K.Const(0) if dims[d] == 1 else (e % dims[d] if d > 0 else e))
             stride *= dims[d]

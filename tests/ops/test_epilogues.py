@@ -2,7 +2,7 @@
 it (bias, scale and shift, activations, residual adds, converts) to each block of output
 rows, in one kernel. Each case is checked against XLA:CPU at sizes that take every path:
 row ranges split for threads (even and uneven), column ranges for few rows and many
-columns (even and uneven), a batched and a half-precision product
+columns (even and uneven), columns spanning two dims, a batched and a half-precision product
 computed whole, im2col in ranges and block by block, a 1x1 convolution read in place, and
 result rows of a type other than the GEMM's. The fused module must show the kOutput fusion,
 so a case cannot pass without its epilogue.
@@ -61,6 +61,18 @@ ENTRY main {
   ROOT c = bf16[130,64] convert(m)
 }
 """, [_normal(5, 130, 256), _normal(6, 256, 64, scale=0.1), _normal(7, 64)], 8e-3),
+    # the product's columns span two dims (an attention head projection, N = 4 heads x 16):
+    # the bias is indexed by the column split over both, not by the row
+    "epilogue_dot_columns_over_two_dims": ("""HloModule epilogue_dot_columns_over_two_dims
+ENTRY main {
+  x = f32[1,24,32] parameter(0)
+  w = f32[32,4,16] parameter(1)
+  b = f32[4,16] parameter(2)
+  d = f32[1,24,4,16] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  bb = f32[1,24,4,16] broadcast(b), dimensions={2,3}
+  ROOT a = f32[1,24,4,16] add(d, bb)
+}
+""", [_normal(28, 1, 24, 32), _normal(29, 32, 4, 16, scale=0.1), _normal(30, 4, 16)], SUM),
     # few rows, many columns (an MLP at batch 32): the weights are cut into column ranges
     # (515 columns, uneven), each packed once by its own range; bias and tanh in place
     "epilogue_dot_column_ranges": ("""HloModule epilogue_dot_column_ranges
