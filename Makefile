@@ -12,7 +12,7 @@ PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
 # per-file progress lines with a running test count, no platform header
 PYTEST = $(PY) -m pytest --no-header -o console_output_style=count
 
-.PHONY: install demo test test-slow test-fast fuzz bench clean
+.PHONY: install demo test test-slow test-fast fuzz bench bench-models clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV) || { echo "make: cannot create $(VENV): on Debian or Ubuntu, apt-get install python3-venv" >&2; exit 1; }
@@ -43,6 +43,10 @@ fuzz: install
 
 bench: install
 	$(PY) benchmarks/bench.py
+
+# whole Keras models (exported on first use into build/models/, not committed) against XLA:CPU
+bench-models: install
+	$(PYTHON) benchmarks/models.py
 
 clean:
 	$(MAKE) -C examples/matmul clean
