@@ -70,6 +70,16 @@ def he_normal(model, rng) -> None:
         v.assign((rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32))
 
 
+def calibrate_batchnorm(keras, model, x) -> None:
+    """Each BatchNormalization's moving statistics := its input's, layer by layer in order."""
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            a = np.asarray(keras.Model(model.input, layer.input)(x), np.float64)
+            axes = tuple(range(a.ndim - 1))
+            layer.moving_mean.assign(a.mean(axis=axes).astype(np.float32))
+            layer.moving_variance.assign(a.var(axis=axes).astype(np.float32))
+
+
 def build(name: str):
     """(keras model, input array) with the model's random weights (seeded)."""
     keras = _keras()
@@ -86,6 +96,7 @@ def build(name: str):
         x = rng.uniform(0.0, 255.0, (1, 224, 224, 3)).astype(np.float32)  # an image, before preprocessing
         if name != "efficientnetb0":  # EfficientNet rescales inside the model; the others take [-1, 1]-ish
             x = (x / np.float32(127.5) - np.float32(1.0)).astype(np.float32)
+        calibrate_batchnorm(keras, model, x)
         return model, x
     if name == "bert4":
         return _bert(keras), rng.standard_normal((1, _SEQ, _D)).astype(np.float32)

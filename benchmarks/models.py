@@ -126,9 +126,10 @@ def compile_aotc(name: str, mode: str, recompile: bool) -> dict:
     d = os.path.join(model_dir(name), mode)
     info_path = os.path.join(d, "compiled.json")
     key = hashlib.sha256()
-    for fn in ("model.hlo", "cfg.yaml"):
-        with open(os.path.join(d, fn), "rb") as f:
-            key.update(hashlib.sha256(f.read()).digest())
+    for fn in ("model.hlo", "cfg.yaml", "weights.npz"):
+        if os.path.exists(os.path.join(d, fn)):
+            with open(os.path.join(d, fn), "rb") as f:
+                key.update(hashlib.sha256(f.read()).digest())
     key.update(_source_hash().encode())
     if not recompile and os.path.exists(info_path):
         with open(info_path) as f:
