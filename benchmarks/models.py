@@ -209,7 +209,7 @@ def main(argv=None) -> int:
         for name in names:
             with open(os.path.join(model_dir(name), "meta.json")) as f:
                 meta = json.load(f)
-            res: dict = {"meta": meta}
+            res: dict = {"meta": {k: v for k, v in meta.items() if k != "feeds"}}
             try:
                 res["xla"], ref = time_xla(name, a.iters, tmp)
             except Exception as e:
