@@ -147,14 +147,22 @@ def compile_aotc(name: str, mode: str, recompile: bool) -> dict:
     return info
 
 
-def time_aotc(name: str, mode: str, info: dict, iters: int) -> tuple[dict, np.ndarray]:
+def runner_of(info: dict):
+    """The runner program of a compiled model (built once, beside it)."""
     from aotc.options import CompileOptions
-    from aotc.toolchain.runner import bench_runner, build_runner, run_runner
+    from aotc.toolchain.runner import build_runner
     from aotc.toolchain.targets import resolve_target
 
-    options = CompileOptions(target="native")
+    return build_runner(info["c"], info["prefix"], resolve_target("native"), CompileOptions(target="native"),
+                        os.path.dirname(info["c"]))
+
+
+def time_aotc(name: str, mode: str, info: dict, iters: int) -> tuple[dict, np.ndarray]:
+    from aotc.toolchain.runner import bench_runner, run_runner
+    from aotc.toolchain.targets import resolve_target
+
     target = resolve_target("native")
-    runner = build_runner(info["c"], info["prefix"], target, options, os.path.dirname(info["c"]))
+    runner = runner_of(info)
     ins = feeds(name, mode)
     (y,) = run_runner(runner, target, ins, threads=1)
     res = bench_runner(runner, target, iters=iters, threads=1, warmup=2, inputs=ins)
@@ -201,6 +209,7 @@ def main(argv=None) -> int:
         for mode in MODES:
             try:
                 compiled[name, mode] = compile_aotc(name, mode, a.recompile)
+                runner_of(compiled[name, mode])
             except Exception as e:  # a failed column is reported, not fatal
                 notes.append(f"{name}/{mode}: aotc compile failed: {str(e).strip()[:300]}")
     peak = fma_peak()
