@@ -89,6 +89,7 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
         if roles[n] == "fused" and len(roots) > 1 and not has(ins.opcode, CHEAP):
             roles[n] = "kernel"
         reach[n] = {n} if roles[n] != "fused" else roots
+    _materialize_reused(comp, roles)
     epilogues = _fuse_epilogues(comp, roles, users, live)
     # a materialized row-major reshape of a materialized value is a view of it
     for ins in order:
@@ -97,6 +98,35 @@ def plan_fusion(comp: Computation, live: set[str], source: str | None = None) ->
             roles[ins.name] = "view"
     kernels = tuple(i.name for i in order if roles[i.name] == "kernel")
     return FusionPlan(roles, kernels, epilogues)
+
+
+# ops a window consumer may recompute for each window element it reads: index mapping only
+_REMAPS = (Op.PAD, Op.CONVERT, Op.COPY)
+
+
+def _materialize_reused(comp: Computation, roles: dict[str, str]) -> None:
+    """A reduce-window whose windows overlap reads each operand element several times:
+    arithmetic fused into it would run that many times per element (a ResNet stem's
+    BatchNorm and ReLU, 9 times under its 3x3 stride-2 max pool). The arithmetic is
+    computed once into a buffer instead (where a GEMM's epilogue may take it); index
+    mapping (pad, slice, broadcast, converts) stays fused. XLA's fusion refuses to
+    duplicate expensive producers into consumers that reuse operand elements likewise."""
+    for ins in comp.instructions:
+        if ins.opcode != Op.REDUCE_WINDOW or roles[ins.name] != "kernel":
+            continue
+        window = ins.attr("window")
+        if window is None or not any(d.size > d.stride for d in window.dims):
+            continue
+        todo = list(ins.operands[:len(ins.operands) // 2])
+        while todo:
+            n = todo.pop()
+            if roles[n] != "fused":
+                continue
+            o = comp.get(n)
+            if has(o.opcode, CHEAP) or o.opcode in _REMAPS:
+                todo.extend(o.operands)
+            else:
+                roles[n] = "kernel"
 
 
 def _fuse_epilogues(comp: Computation, roles: dict[str, str], users: dict[str, list[str]],
