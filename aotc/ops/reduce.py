@@ -239,6 +239,19 @@ def _reducer_root(kb, instr: Instruction) -> Instruction:
     return kb.scalar_computation(instr.attr("to_apply")).root_instruction
 
 
+def f32_combiner(kb, instr: Instruction):
+    """(a, b) -> the reducer of `instr` as inline f32 arithmetic, when its computation is one
+    f32 add, multiply, maximum or minimum of its two parameters; else None."""
+    comp = kb.scalar_computation(instr.attr("to_apply"))
+    root = comp.root_instruction
+    params = {i.name for i in comp.instructions if i.opcode == Op.PARAMETER}
+    if root.opcode not in _F32_COMBINE or set(root.operands) != params or len(params) != 2:
+        return None
+    if root.array_shape.dtype != F32:
+        return None
+    return _F32_COMBINE[root.opcode]
+
+
 def _combiner(kb, instr: Instruction, fn: str, ty):
     """(a, b) -> the reducer applied to a and b: inline f32 arithmetic when the reducer is
     one f32 op of its two parameters, else a call of its function."""

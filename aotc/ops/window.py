@@ -21,6 +21,7 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, store_value
 from .elementwise import _arr
+from .reduce import f32_combiner
 from .rule import OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
@@ -227,6 +228,10 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
     if 0 in out_dims:
         return
     wins = instr.attr("window").dims
+    combine = f32_combiner(kb, instr) if n == 1 and ins[0].dtype == DTYPES["f32"] else None
+    if combine is not None and len(in_dims) >= 2 and wins[-1] == WindowDim(1) and in_dims[-1] >= CHANNEL_VECTOR:
+        _reduce_window_channels(kb, instr, outs[0], in_dims, out_dims, wins, combine)
+        return
     fn = kb.scalar_function(instr.attr("to_apply"))
     types = [compute_type(a.dtype) for a in ins]
     # every output element is computed on its own: threads may split the output loops
@@ -265,6 +270,54 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
     for k in range(n):
         kb.store(outs[k], lin, store_value(ins[k].dtype, accs[k]))
     for m in out_dims:
+        if m > 1:
+            kb.close()
+
+
+CHANNEL_VECTOR = 8  # a minor dimension at least this long, untouched by the window, is a vector loop
+
+
+def _reduce_window_channels(kb, instr: Instruction, out: K.Buf, in_dims, out_dims, wins, combine) -> None:
+    """A window over all dimensions but the minor one (a pool over NHWC): each window
+    position combines a whole row of the minor dimension into the output row, which holds
+    the running values, so the row is one vector loop. The reducer is one f32 op of its
+    parameters (`f32_combiner`), applied in the same order as the scalar kernel."""
+    rows = out_dims[:-1]
+    o_vars: list[K.Expr] = [kb.loop(kb.fresh(f"o{d}"), m, (K.PARALLEL,)) if m > 1 else ZERO
+                            for d, m in enumerate(rows)]
+    row = kb.linear(Index(out_dims, tuple(o_vars) + (ZERO,)))
+    init = kb.operand(instr, 1, Index(()))
+    c = kb.loop(kb.fresh("c"), out_dims[-1], (K.VECTOR,))
+    kb.store(out, row + c, init)
+    kb.close()
+    misses = any(span_misses_input(o_vars[d], wd, in_dims[d]) for d, wd in enumerate(wins[:-1]))
+    spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
+                               for d, wd in enumerate(wins[:-1])]
+
+    def accumulate(spans: list[Span]) -> None:
+        opened, sub = 0, []
+        for span in spans:
+            pos, k = open_span(kb, span)
+            opened += k
+            sub.append(pos)
+        c = kb.loop(kb.fresh("c"), out_dims[-1], (K.VECTOR,))
+        x = kb.operand(instr, 0, Index(in_dims, tuple(sub) + (c,)))
+        kb.store(out, row + c, combine(K.Load(out, row + c), x))
+        kb.close()
+        for _ in range(opened):
+            kb.close()
+
+    if not misses:
+        split = interior(spans)
+        if split is None:
+            accumulate(spans)
+        else:
+            kb.if_(split[0])
+            accumulate(split[1])
+            kb.else_()
+            accumulate(spans)
+            kb.close()
+    for m in rows:
         if m > 1:
             kb.close()
 

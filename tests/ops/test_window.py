@@ -264,6 +264,33 @@ ENTRY main {
   ROOT n = f32[1,3,3,2] negate(c)
 }
 """, [_f32((1, 4, 4, 2), 35), _f32((2, 2, 2, 2), 36)], F32_TOL),
+    # pools over NHWC with the channels as one vector loop (20: a vector body and a tail),
+    # their BatchNorm/ReLU producer computed once into a buffer (the conv's epilogue)
+    "rw_pool_stem": ("HloModule rw_pool_stem\n" + _MAX_F32 + """
+ENTRY main {
+  x = f32[1,16,15,3] parameter(0)
+  w = f32[3,3,3,20] parameter(1)
+  s = f32[20] parameter(2)
+  t = f32[20] parameter(3)
+  c = f32[1,8,8,20] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  sb = f32[1,8,8,20] broadcast(s), dimensions={3}
+  tb = f32[1,8,8,20] broadcast(t), dimensions={3}
+  m = f32[1,8,8,20] multiply(c, sb)
+  a = f32[1,8,8,20] add(m, tb)
+  z = f32[] constant(0)
+  zb = f32[1,8,8,20] broadcast(z), dimensions={}
+  u = f32[1,8,8,20] maximum(a, zb)
+  ninf = f32[] constant(-inf)
+  ROOT pool = f32[1,4,4,20] reduce-window(u, ninf), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+}
+""", [_f32((1, 16, 15, 3), 37), _f32((3, 3, 3, 20), 38), _f32((20,), 39), _f32((20,), 40)], F32_TOL),
+    "rw_avg_pool_channels": ("HloModule rw_avg_pool_channels\n" + _ADD_F32 + """
+ENTRY main {
+  x = f32[2,9,7,64] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[2,5,4,64] reduce-window(x, z), window={size=1x3x2x1 stride=1x2x2x1 pad=0_0x1_1x1_0x0_0}, to_apply=add
+}
+""", [_f32((2, 9, 7, 64), 41)], F32_TOL),
 }
 
 
