@@ -166,8 +166,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
   }
 AOTC__DEF_VKERNEL(aotc__sgemm_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL(aotc__dgemm_kernel, double, AOTC__DV, AOTC_DGEMM_MR)
-_Static_assert(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
-_Static_assert(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
+AOTC_STATIC_ASSERT(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
+AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
 #else
 /* Portable kernel: the accumulator tile is a local array with constant
  * bounds, which gcc and clang keep in vector registers. */

@@ -63,10 +63,10 @@
 
 #define AOTC__GEMM_NEED(T, P) \
   (((size_t)P##_MC * P##_KC + (size_t)P##_KC * P##_NC) * sizeof(T) + 128u)
-_Static_assert(AOTC__GEMM_NEED(float, AOTC_SGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
-               "sgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
-_Static_assert(AOTC__GEMM_NEED(double, AOTC_DGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
-               "dgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
+AOTC_STATIC_ASSERT(AOTC__GEMM_NEED(float, AOTC_SGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
+                   "sgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
+AOTC_STATIC_ASSERT(AOTC__GEMM_NEED(double, AOTC_DGEMM) <= AOTC_GEMM_SCRATCH_BYTES,
+                   "dgemm blocking exceeds AOTC_GEMM_SCRATCH_BYTES");
 
 /* C[m*ldc + n] = sum_k A[m*a_rs + k*a_cs] * B[k*b_rs + n*b_cs]
  * for 0 <= m < M, 0 <= n < N.  C is overwritten (K == 0 gives zeros); C must

@@ -820,6 +820,9 @@ typedef struct {
  * folded at compile time, without FTZ. */
 #if defined(__GNUC__) || defined(__clang__)
 #define AOTC__COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#define AOTC__COMPILER_BARRIER() _ReadWriteBarrier()
 #else
 #define AOTC__COMPILER_BARRIER() ((void)0)
 #endif

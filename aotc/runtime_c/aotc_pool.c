@@ -15,9 +15,10 @@
 #ifndef AOTC_MATH_H
 #include "aotc_math.h"
 #endif
+#ifndef AOTC_THREAD_H
+#include "aotc_thread.h"
+#endif
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,22 +29,14 @@
  * back-to-back parallel loops in a model then avoid a futex round trip. */
 #define AOTC__POOL_SPINS 2000
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-#define AOTC__CPU_RELAX() __builtin_ia32_pause()
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
-#define AOTC__CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
-#else
-#define AOTC__CPU_RELAX() ((void)0)
-#endif
-
 struct aotc_pool {
   /* Written by aotc_pool_create before any worker starts; read-only after. */
   void* allocation;     /* what malloc returned (the pool is aligned inside) */
   int threads;          /* caller + workers */
-  pthread_t* workers;   /* threads - 1 handles */
-  pthread_mutex_t mutex;
-  pthread_cond_t wake;  /* workers sleep here waiting for a job or stop */
-  pthread_cond_t done;  /* the caller sleeps here waiting for pending == 0 */
+  aotc__thread* workers; /* threads - 1 handles */
+  aotc__mutex mutex;
+  aotc__cond wake;  /* workers sleep here waiting for a job or stop */
+  aotc__cond done;  /* the caller sleeps here waiting for pending == 0 */
 
   /* The current job.  Written by the caller in aotc_parallel_for while no
    * worker is running a job (pending was 0), before it publishes the job by
@@ -57,20 +50,21 @@ struct aotc_pool {
 
   /* Incremented (release, under `mutex`) by the caller to publish a job;
    * workers compare it with the last value they served. */
-  _Alignas(64) atomic_uint_fast64_t generation;
+  AOTC_ALIGNAS(64) aotc__atomic_i64 generation;
   /* Next unclaimed chunk: reset to 0 by the caller before publishing, then
    * fetch_add by every thread running the job (values past `chunks` mean
    * no work left). */
-  _Alignas(64) atomic_int_fast64_t next_chunk;
+  AOTC_ALIGNAS(64) aotc__atomic_i64 next_chunk;
   /* Workers that have not finished the current job: set to threads - 1 by
    * the caller before publishing; each worker decrements it once (release)
    * after its last chunk; the caller waits (acquire) for 0. */
-  _Alignas(64) atomic_int pending;
+  AOTC_ALIGNAS(64) aotc__atomic_i64 pending;
   /* Set to 1 by aotc_pool_destroy, under `mutex`; workers then exit. */
-  atomic_int stop;
-  /* Held by the thread inside aotc_parallel_for; another call that finds it
-   * taken (nested, or concurrent) runs serially instead. */
-  atomic_flag busy;
+  aotc__atomic_i64 stop;
+  /* 1 while a thread is inside aotc_parallel_for (set by exchange, acquire;
+   * cleared, release, when it returns); another call that finds it set
+   * (nested, or concurrent) runs serially instead. */
+  aotc__atomic_i64 busy;
 };
 
 /* Claims and runs chunks of the published job until none are left. */
@@ -78,7 +72,7 @@ AOTC_INTERNAL void aotc__pool_run_chunks(aotc_pool* p) {
   const int64_t n = p->n, chunks = p->chunks;
   const int64_t q = n / chunks, r = n % chunks;
   for (;;) {
-    const int64_t c = atomic_fetch_add_explicit(&p->next_chunk, 1, memory_order_relaxed);
+    const int64_t c = aotc__afetch_add(&p->next_chunk, 1, relaxed);
     if (c >= chunks) break;
     /* chunk c covers [c*q + min(c, r), ... + q + (c < r)): no overflow, c*q <= n */
     const int64_t begin = c * q + (c < r ? c : r);
@@ -87,22 +81,22 @@ AOTC_INTERNAL void aotc__pool_run_chunks(aotc_pool* p) {
   }
 }
 
-AOTC_INTERNAL void* aotc__pool_worker(void* arg) {
+AOTC_INTERNAL aotc__thread_ret AOTC__THREAD_CALL aotc__pool_worker(void* arg) {
   aotc_pool* p = (aotc_pool*)arg;
-  uint_fast64_t served = 0; /* generation of the last job this worker ran */
+  int64_t served = 0; /* generation of the last job this worker ran */
   for (;;) {
-    uint_fast64_t g = atomic_load_explicit(&p->generation, memory_order_acquire);
+    int64_t g = aotc__aload(&p->generation, acquire);
     for (int i = 0; g == served && i < AOTC__POOL_SPINS; ++i) {
-      if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
+      if (aotc__aload(&p->stop, relaxed)) break;
       AOTC__CPU_RELAX();
-      g = atomic_load_explicit(&p->generation, memory_order_acquire);
+      g = aotc__aload(&p->generation, acquire);
     }
     if (g == served) {
-      pthread_mutex_lock(&p->mutex);
-      while ((g = atomic_load_explicit(&p->generation, memory_order_acquire)) == served &&
-             !atomic_load_explicit(&p->stop, memory_order_relaxed))
-        pthread_cond_wait(&p->wake, &p->mutex);
-      pthread_mutex_unlock(&p->mutex);
+      aotc__mutex_lock(&p->mutex);
+      while ((g = aotc__aload(&p->generation, acquire)) == served &&
+             !aotc__aload(&p->stop, relaxed))
+        aotc__cond_wait(&p->wake, &p->mutex);
+      aotc__mutex_unlock(&p->mutex);
     }
     if (g == served) break; /* woken without a job: stop */
     served = g;
@@ -113,29 +107,33 @@ AOTC_INTERNAL void* aotc__pool_worker(void* arg) {
     aotc__pool_run_chunks(p);
     aotc_fpenv_leave(&own);
 
-    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&p->mutex);
-      pthread_cond_signal(&p->done);
-      pthread_mutex_unlock(&p->mutex);
+    if (aotc__afetch_add(&p->pending, -1, acq_rel) == 1) {
+      aotc__mutex_lock(&p->mutex);
+      aotc__cond_signal(&p->done);
+      aotc__mutex_unlock(&p->mutex);
     }
   }
-  return NULL;
+  return AOTC__THREAD_RETURN;
 }
 
 AOTC_INTERNAL void aotc__pool_stop_and_join(aotc_pool* p, int started) {
-  pthread_mutex_lock(&p->mutex);
-  atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
-  pthread_cond_broadcast(&p->wake);
-  pthread_mutex_unlock(&p->mutex);
-  for (int i = 0; i < started; ++i) pthread_join(p->workers[i], NULL);
+  aotc__mutex_lock(&p->mutex);
+  aotc__astore(&p->stop, 1, relaxed);
+  aotc__cond_broadcast(&p->wake);
+  aotc__mutex_unlock(&p->mutex);
+  for (int i = 0; i < started; ++i) aotc__thread_join(p->workers[i]);
 }
 
 AOTC_INTERNAL void aotc__pool_free(aotc_pool* p) {
-  pthread_cond_destroy(&p->done);
-  pthread_cond_destroy(&p->wake);
-  pthread_mutex_destroy(&p->mutex);
+  void* allocation = p->allocation;
+  aotc__cond_destroy(&p->done);
+  aotc__cond_destroy(&p->wake);
+  aotc__mutex_destroy(&p->mutex);
   free(p->workers);
-  free(p->allocation);
+#if defined(__cplusplus)
+  p->~aotc_pool();
+#endif
+  free(allocation);
 }
 
 AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
@@ -143,29 +141,34 @@ AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
   /* malloc + manual alignment (aligned_alloc is missing on some C libraries) */
   char* raw = (char*)malloc(sizeof(aotc_pool) + 64u);
   if (!raw) return NULL;
-  aotc_pool* p = (aotc_pool*)(void*)(raw + (64u - (uintptr_t)raw % 64u) % 64u);
+  void* at = raw + (64u - (uintptr_t)raw % 64u) % 64u;
+#if defined(__cplusplus)
+  aotc_pool* p = new (at) aotc_pool(); /* value-initialized: every field zero */
+#else
+  aotc_pool* p = (aotc_pool*)at;
   memset(p, 0, sizeof *p);
+#endif
+  aotc__ainit(&p->generation, 0);
+  aotc__ainit(&p->next_chunk, 0);
+  aotc__ainit(&p->pending, 0);
+  aotc__ainit(&p->stop, 0);
+  aotc__ainit(&p->busy, 0);
   p->allocation = raw;
   p->threads = threads;
-  p->workers = (pthread_t*)calloc((size_t)threads - 1u, sizeof(pthread_t));
+  p->workers = (aotc__thread*)calloc((size_t)threads - 1u, sizeof(aotc__thread));
   if (!p->workers) {
     free(raw);
     return NULL;
   }
-  atomic_init(&p->generation, 0);
-  atomic_init(&p->next_chunk, 0);
-  atomic_init(&p->pending, 0);
-  atomic_init(&p->stop, 0);
-  atomic_flag_clear(&p->busy);
-  if (pthread_mutex_init(&p->mutex, NULL) != 0) {
+  if (aotc__mutex_init(&p->mutex) != 0) {
     free(p->workers);
     free(raw);
     return NULL;
   }
-  pthread_cond_init(&p->wake, NULL);
-  pthread_cond_init(&p->done, NULL);
+  aotc__cond_init(&p->wake);
+  aotc__cond_init(&p->done);
   for (int i = 0; i < threads - 1; ++i) {
-    if (pthread_create(&p->workers[i], NULL, aotc__pool_worker, p) != 0) {
+    if (aotc__thread_start(&p->workers[i], aotc__pool_worker, p) != 0) {
       aotc__pool_stop_and_join(p, i);
       aotc__pool_free(p);
       return NULL;
@@ -186,7 +189,7 @@ AOTC_RT_API void aotc_parallel_for(aotc_pool* pool, int64_t n,
                                    void (*fn)(void* ctx, int64_t begin, int64_t end),
                                    void* ctx) {
   if (n <= 0) return;
-  if (!pool || n == 1 || atomic_flag_test_and_set_explicit(&pool->busy, memory_order_acquire)) {
+  if (!pool || n == 1 || aotc__aexchange(&pool->busy, 1, acquire) != 0) {
     fn(ctx, 0, n);
     return;
   }
@@ -196,27 +199,27 @@ AOTC_RT_API void aotc_parallel_for(aotc_pool* pool, int64_t n,
   pool->n = n;
   pool->chunks = n < max_chunks ? n : max_chunks;
   aotc_fpenv_save(&pool->fpenv);
-  atomic_store_explicit(&pool->next_chunk, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
+  aotc__astore(&pool->next_chunk, 0, relaxed);
+  aotc__astore(&pool->pending, pool->threads - 1, relaxed);
 
-  pthread_mutex_lock(&pool->mutex);
-  atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
-  pthread_cond_broadcast(&pool->wake);
-  pthread_mutex_unlock(&pool->mutex);
+  aotc__mutex_lock(&pool->mutex);
+  aotc__afetch_add(&pool->generation, 1, release);
+  aotc__cond_broadcast(&pool->wake);
+  aotc__mutex_unlock(&pool->mutex);
 
   aotc__pool_run_chunks(pool);
 
   for (int i = 0; i < AOTC__POOL_SPINS; ++i) {
-    if (atomic_load_explicit(&pool->pending, memory_order_acquire) == 0) break;
+    if (aotc__aload(&pool->pending, acquire) == 0) break;
     AOTC__CPU_RELAX();
   }
-  if (atomic_load_explicit(&pool->pending, memory_order_acquire) != 0) {
-    pthread_mutex_lock(&pool->mutex);
-    while (atomic_load_explicit(&pool->pending, memory_order_acquire) != 0)
-      pthread_cond_wait(&pool->done, &pool->mutex);
-    pthread_mutex_unlock(&pool->mutex);
+  if (aotc__aload(&pool->pending, acquire) != 0) {
+    aotc__mutex_lock(&pool->mutex);
+    while (aotc__aload(&pool->pending, acquire) != 0)
+      aotc__cond_wait(&pool->done, &pool->mutex);
+    aotc__mutex_unlock(&pool->mutex);
   }
-  atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+  aotc__astore(&pool->busy, 0, release);
 }
 
 AOTC_RT_API void aotc_pool_parallel_for_fn(void* user, int64_t n,

@@ -18,7 +18,7 @@
 #ifndef AOTC_RT_H
 #define AOTC_RT_H
 
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ < 201112L
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ < 201112L
 #error "the aotc runtime needs a C11 compiler"
 #endif
 
@@ -33,18 +33,27 @@
  * they were.  clang honours the standard pragma unless built with
  * -ffp-contract=fast, which it documents as overriding pragmas.
  *
- * -ffast-math, -Ofast and -ffinite-math-only let the compiler reassociate sums,
- * drop NaN and infinity handling and flush differently: refused outright. */
+ * MSVC (cl, not clang-cl) contracts only under /fp:fast or /fp:contract;
+ * `#pragma fp_contract(off)` turns contraction off whatever the flags.
+ *
+ * -ffast-math, -Ofast and -ffinite-math-only (MSVC: /fp:fast) let the compiler
+ * reassociate sums, drop NaN and infinity handling and flush differently:
+ * refused outright. */
 #if defined(__FAST_MATH__)
 #error "aotc: generated code must not be built with -ffast-math or -Ofast: they reassociate float arithmetic and ignore NaN/inf, so results would differ from XLA"
 #endif
 #if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
 #error "aotc: generated code must not be built with -ffinite-math-only: NaN and infinity must propagate as in XLA"
 #endif
+#if defined(_MSC_VER) && !defined(__clang__) && defined(_M_FP_FAST)
+#error "aotc: generated code must not be built with /fp:fast: it reassociates float arithmetic and ignores NaN/inf, so results would differ from XLA (use the default /fp:precise)"
+#endif
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
+#elif defined(_MSC_VER)
+#pragma fp_contract(off)
 #endif
 
 #include <stddef.h>
@@ -90,13 +99,39 @@
  * even when a test empties AOTC_RT_API). */
 #define AOTC_INTERNAL static AOTC_UNUSED
 
+/* The file also compiles as C++ (g++, clang++, MSVC's cl /TP), where
+ * `restrict`, `_Alignas` and `_Static_assert` are spelled differently. */
+#if defined(__cplusplus)
+#define AOTC_RESTRICT __restrict
+#define AOTC_ALIGNAS(n) alignas(n)
+#define AOTC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
 #define AOTC_RESTRICT restrict
-
 /* Alignment of a declaration: `AOTC_ALIGNAS(64) float buf[16];` */
 #define AOTC_ALIGNAS(n) _Alignas(n)
+#define AOTC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
 /* Alignment of arena buffers, GEMM scratch and packed panels (one cache line,
  * also the width of an AVX-512 register). */
 #define AOTC_ALIGNMENT 64
+
+/* Aligned heap blocks: `_aligned_malloc` on Windows (its CRT has no
+ * posix_memalign or aligned_alloc, and such blocks must be released with
+ * `_aligned_free`), `posix_memalign` elsewhere.  `align` is a power of two
+ * and a multiple of sizeof(void*); NULL when allocation fails. */
+#if defined(_WIN32)
+#include <malloc.h>
+#define AOTC_ALIGNED_ALLOC(align, size) _aligned_malloc((size), (align))
+#define AOTC_ALIGNED_FREE(p) _aligned_free(p)
+#else
+#include <stdlib.h>
+AOTC_UNUSED static inline void* aotc__posix_aligned_alloc(size_t align, size_t size) {
+  void* p = NULL;
+  return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+#define AOTC_ALIGNED_ALLOC(align, size) aotc__posix_aligned_alloc((align), (size))
+#define AOTC_ALIGNED_FREE(p) free(p)
+#endif
 
 /* ---- byte order --------------------------------------------------------- */
 /* Generated code reinterprets bits (bitcast-convert, half types, weights

@@ -48,6 +48,23 @@ int main(void) {
 }
 """
 
+# Windows programs of the model use Win32 threads (aotc_thread.h), not pthreads.
+_PROBE_SOURCE_WINDOWS = """\
+#include <math.h>
+#include <stdio.h>
+#include <windows.h>
+static DWORD WINAPI work(LPVOID p) { *(double *)p = sqrt(*(double *)p); return 0; }
+int main(void) {
+  double x = 2.0;
+  HANDLE t = CreateThread(NULL, 0, work, &x, 0, NULL);
+  if (t == NULL) return 1;
+  WaitForSingleObject(t, INFINITE);
+  CloseHandle(t);
+  printf("%g\\n", x);
+  return 0;
+}
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Toolchain:
@@ -119,8 +136,8 @@ def find_toolchain(target: Target, cc: str | None = None) -> Toolchain:
 def static_variant(tc: Toolchain) -> Toolchain:
     """A toolchain able to link fully static programs: zig switches glibc for musl
     (zig cannot link glibc statically); gcc and clang are returned unchanged."""
-    if tc.kind != "zig" or "-target" not in tc.argv:
-        return tc
+    if tc.kind != "zig" or "-target" not in tc.argv or tc.target.os == "windows":
+        return tc  # MinGW-w64 links its C runtime statically as it is
     i = tc.argv.index("-target") + 1
     musl = tc.argv[i].replace("-gnueabihf", "-musleabihf").replace("-gnu", "-musl")
     return replace(tc, argv=tc.argv[:i] + (musl,) + tc.argv[i + 1:])
@@ -191,7 +208,7 @@ def _probe(argv: tuple[str, ...], flags: tuple[str, ...], link_flags: tuple[str,
         return _probe_cache[key]
     with tempfile.TemporaryDirectory(prefix="aotc-probe-") as d:
         src, exe = Path(d) / "probe.c", Path(d) / "probe"
-        src.write_text(_PROBE_SOURCE)
+        src.write_text(_PROBE_SOURCE_WINDOWS if target.os == "windows" else _PROBE_SOURCE)
         cmd = [*argv, *flags, str(src), "-o", str(exe), *link_flags, *system_libs(target)]
         why = None
         try:
@@ -238,6 +255,8 @@ def _machine_matches(machine: str, target: Target) -> bool:
         arch = "arm"
     if "android" in machine:
         os_name = "android"
+    elif "mingw" in machine or "windows" in machine:
+        os_name = "windows"
     elif "darwin" in machine or "apple" in machine or "macos" in machine:
         os_name = "darwin"
     else:
@@ -297,10 +316,18 @@ def _archiver(argv: tuple[str, ...], kind: str, target: Target) -> tuple[str, ..
 
 
 def binary_arch(path: str | os.PathLike) -> str | None:
-    """The machine of an ELF or Mach-O file ("x86_64", "aarch64", ...), None if unknown."""
+    """The machine of an ELF, Mach-O or PE file ("x86_64", "aarch64", ...), None if unknown."""
     try:
         with open(path, "rb") as f:
             head = f.read(20)
+            if head[:2] == b"MZ" and len(head) >= 2:  # PE: the COFF header follows "PE\0\0"
+                f.seek(0x3C)
+                f.seek(int.from_bytes(f.read(4), "little"))
+                pe = f.read(6)
+                if pe[:4] != b"PE\0\0":
+                    return None
+                return {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386"}.get(
+                    int.from_bytes(pe[4:6], "little"))
     except OSError:
         return None
     if head[:4] == b"\x7fELF" and len(head) >= 20:
@@ -327,6 +354,9 @@ def _not_found_message(target: Target, tried: list[str]) -> str:
         lines.append("  the Android NDK, with toolchains/llvm/prebuilt/<host>/bin on PATH")
     elif target.os == "darwin":
         lines.append("  pip install ziglang            (zig cc ships the macOS headers)")
+    elif target.os == "windows":
+        lines.append("  pip install ziglang            (zig cc ships MinGW-w64)")
+        lines.append("  apt-get install gcc-mingw-w64-x86-64   (Debian/Ubuntu)")
         lines.append("  or build on macOS with Xcode's clang")
     lines.append(f"or pass --cc (or set CC to) a compiler for {target.triple}.")
     return "\n".join(lines)

@@ -81,7 +81,7 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
                                                                flags, prefix, static, options.profile)).encode()):
         key.update(hashlib.sha256(part).digest())
     workdir = cache.private_dir(workdir)
-    exe = workdir / f"runner-{prefix}-{key.hexdigest()[:16]}"
+    exe = workdir / f"runner-{prefix}-{key.hexdigest()[:16]}{target.exe_suffix}"
     if cache.verified(exe):  # never run a program the cache did not record
         return exe
     with tempfile.TemporaryDirectory(prefix="aotc-runner-", dir=workdir) as tmp:
@@ -94,7 +94,7 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
                 raise AotcError("a profiled runner needs the model's header beside its .c")
             runner_flags.append("-DAOTC_RUNNER_PROFILE")
         runner_o = commands.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
-        out = Path(tmp) / "runner"
+        out = Path(tmp) / f"runner{target.exe_suffix}"
         try:
             commands.link_executable(tc, [model_o, runner_o], out, flags, static=static)
         except AotcError as static_error:
@@ -116,9 +116,10 @@ def runner_command(runner_path: str | os.PathLike, target: Target) -> list[str]:
         return [path]
     if target.emulator:
         if shutil.which(target.emulator[0]) is None:
+            package = "wine wine64" if target.os == "windows" else "qemu-user"
             raise ToolchainError(f"running {target.triple} programs here needs {target.emulator[0]}, "
-                            f"which is not installed; install it with `apt-get install qemu-user` "
-                            f"(Debian/Ubuntu) or your system's qemu-user package")
+                            f"which is not installed; install it with `apt-get install {package}` "
+                            f"(Debian/Ubuntu) or your system's {package.split()[0]} package")
         return [*target.emulator, path]
     raise ToolchainError(f"cannot run {target.triple} programs on this {host_triple()} machine "
                     f"(no emulator for {target.os}); copy the library to a {target.triple} "

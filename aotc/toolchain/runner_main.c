@@ -94,10 +94,22 @@ static void die(const char* fmt, ...) {
     exit(1);
 }
 
+/* 64-byte aligned blocks, released with free64 (Windows has no posix_memalign). */
+#if defined(_WIN32)
+#include <malloc.h>
+#define free64(p) _aligned_free(p)
+#else
+#define free64(p) free(p)
+#endif
 static void* alloc64(size_t n) {
-    void* p = 0;
     size_t size = (n + 63u) / 64u * 64u;
+#if defined(_WIN32)
+    void* p = _aligned_malloc(size ? size : 64, 64);
+    if (!p) die("out of memory (%zu bytes)", n);
+#else
+    void* p = 0;
     if (posix_memalign(&p, 64, size ? size : 64) != 0) die("out of memory (%zu bytes)", n);
+#endif
     memset(p, 0, size ? size : 64);
     return p;
 }
@@ -131,8 +143,8 @@ static void runner_open(runner_t* r) {
 
 static void runner_close(runner_t* r) {
     M(_destroy)(r->m);
-    for (int i = 0; i < r->num_args; ++i) free(r->args[i]);
-    for (int i = 0; i < r->num_results; ++i) free(r->results[i]);
+    for (int i = 0; i < r->num_args; ++i) free64(r->args[i]);
+    for (int i = 0; i < r->num_results; ++i) free64(r->results[i]);
     free(r->args);
     free(r->results);
 }

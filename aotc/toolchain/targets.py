@@ -15,11 +15,14 @@ Target names (`CompileOptions.target`):
 - ``arm`` (``armv7-linux-gnueabihf``): ARMv7-A hard-float, VFPv3-D16; NEON
   only with ``+neon``, because Debian's armhf baseline has none.
 - ``riscv64`` (``riscv64-linux-gnu``): RV64GC, lp64d.
+- ``x86_64-windows``: ``x86_64-windows-gnu`` (MinGW-w64 ABI, the one zig cc
+  and ``x86_64-w64-mingw32-gcc`` build for) at x86-64-v3; the full triple is
+  the SSE2 baseline.  Programs run here under wine.
 - ``generic``: portable C for the host triple with no ``-march`` and no
   intrinsics (defines ``AOTC_SIMD_SCALAR``).
 - the triples ``aarch64-linux-gnu``, ``aarch64-linux-android``,
   ``aarch64-apple-darwin``, ``x86_64-apple-darwin``, ``x86_64-linux-gnu``,
-  ``armv7-linux-gnueabihf``, ``riscv64-linux-gnu``.
+  ``armv7-linux-gnueabihf``, ``riscv64-linux-gnu``, ``x86_64-windows-gnu``.
 
 ``target_cpu`` becomes ``-march=`` on x86 and ``-mcpu=`` elsewhere (``-march=``
 when it names an architecture such as ``armv8.2-a`` or ``rv64gcv``).
@@ -46,7 +49,7 @@ class _TripleInfo:
     gnu_prefix: str  # prefix of GNU cross tools: "<gnu_prefix>-gcc", "<gnu_prefix>-ar"
     clang_triple: str
     zig_triple: str
-    qemu: str | None  # qemu-user binary for this arch (linux only)
+    qemu: str | None  # qemu-user binary for this arch (linux only); wine's for windows
 
 
 _TRIPLES: dict[str, _TripleInfo] = {
@@ -64,6 +67,8 @@ _TRIPLES: dict[str, _TripleInfo] = {
                                          "armv7-linux-gnueabihf", "arm-linux-gnueabihf", "qemu-arm"),
     "riscv64-linux-gnu": _TripleInfo("riscv64", "linux", "riscv64-linux-gnu", "riscv64-linux-gnu",
                                      "riscv64-linux-gnu", "qemu-riscv64"),
+    "x86_64-windows-gnu": _TripleInfo("x86_64", "windows", "x86_64-w64-mingw32",
+                                      "x86_64-w64-windows-gnu", "x86_64-windows-gnu", "wine"),
 }
 
 # Short names: (triple, default cpu). The default cpu is what the name promises.
@@ -73,6 +78,8 @@ _ALIASES: dict[str, tuple[str, str | None]] = {
     "arm64": ("aarch64-linux-gnu", None),
     "arm": ("armv7-linux-gnueabihf", None),
     "riscv64": ("riscv64-linux-gnu", None),
+    "x86_64-windows": ("x86_64-windows-gnu", "x86-64-v3"),
+    "x86_64-w64-mingw32": ("x86_64-windows-gnu", None),
 }
 
 _SPECIAL = ("host", "native", "generic")
@@ -96,7 +103,7 @@ class Target:
     name: str  # the name the user asked for: "host", "aarch64", a triple
     triple: str  # canonical triple: "aarch64-linux-gnu"
     arch: str | None  # "x86_64" | "aarch64" | "arm" | "riscv64"; None for generic
-    os: str  # "linux" | "android" | "darwin"
+    os: str  # "linux" | "android" | "darwin" | "windows"
     cpu: str | None  # -march/-mcpu value in GCC spelling; None = the compiler's baseline
     features: tuple[str, ...]  # normalised "+name" / "-name", in the order given
     simd_cflags: tuple[str, ...]  # ISA flags in GCC/Clang spelling (plus AOTC_SIMD_SCALAR)
@@ -123,7 +130,11 @@ class Target:
 
     @property
     def so_suffix(self) -> str:
-        return ".dylib" if self.os == "darwin" else ".so"
+        return {"darwin": ".dylib", "windows": ".dll"}.get(self.os, ".so")
+
+    @property
+    def exe_suffix(self) -> str:
+        return ".exe" if self.os == "windows" else ""
 
     def flags_for(self, kind: str) -> tuple[str, ...]:
         """The ISA flags in the spelling of compiler `kind` (gcc | clang | zig)."""
@@ -204,8 +215,9 @@ def parse_features(text: str | None) -> tuple[str, ...]:
 
 
 def system_libs(target: Target) -> tuple[str, ...]:
-    """Libraries a generated model links against (bionic has pthreads inside libc)."""
-    return ("-lm",) if target.os == "android" else ("-lm", "-lpthread")
+    """Libraries a generated model links against (bionic has pthreads inside libc; on
+    Windows the model uses Win32 threads, in kernel32, which every program links)."""
+    return ("-lm",) if target.os in ("android", "windows") else ("-lm", "-lpthread")
 
 
 def _make(name: str, triple: str, cpu: str | None, features: tuple[str, ...],
@@ -216,7 +228,10 @@ def _make(name: str, triple: str, cpu: str | None, features: tuple[str, ...],
     sysroot = f"/usr/{info.gnu_prefix}"
     sysroot = sysroot if info.os == "linux" and os.path.isdir(sysroot) else None
     emulator = None
-    if not runs_on_host and info.qemu is not None and _info(host).os == "linux":
+    if info.os == "windows":  # wine runs x86-64 Windows programs on an x86-64 Linux
+        if _info(host).arch == info.arch and _info(host).os == "linux":
+            emulator = (info.qemu,)
+    elif not runs_on_host and info.qemu is not None and _info(host).os == "linux":
         emulator = (info.qemu,) + _qemu_cpu_args(info.arch, features)
         if sysroot:
             emulator += ("-L", sysroot)
@@ -229,7 +244,8 @@ def _info(triple: str) -> _TripleInfo:
     if triple in _TRIPLES:
         return _TRIPLES[triple]
     arch = _normalise_arch(triple.split("-")[0])  # an unlisted host: describe it anyway
-    os_name = "darwin" if "darwin" in triple else "linux"
+    os_name = ("darwin" if "darwin" in triple else
+               "windows" if "windows" in triple or "mingw" in triple else "linux")
     return _TripleInfo(arch, os_name, triple, triple, triple, None)
 
 
