@@ -4,6 +4,7 @@ only <stddef.h> and <stdint.h>.
 """
 from __future__ import annotations
 
+import re
 from math import prod
 
 from ..lower.program import Port, Program
@@ -22,10 +23,33 @@ def _ports_macros(p: Program, M: str) -> list[str]:
     return out
 
 
+def _export_macro(M: str) -> list[str]:
+    """`M_API`, written before every public function: nothing unless a Windows DLL is
+    built (M_BUILD_DLL: dllexport) or used (M_USE_DLL: dllimport)."""
+    return [f"/* {M}_API marks the public functions. Nothing is needed to link the object, a",
+            f"   static library or an ELF/Mach-O shared library. A Windows DLL: compile this .c",
+            f"   with -D{M}_BUILD_DLL (dllexport), and programs using the DLL with -D{M}_USE_DLL",
+            f"   (dllimport). Defining {M}_API yourself overrides both. */",
+            f"#ifndef {M}_API",
+            "#if defined(_WIN32) || defined(__CYGWIN__)",
+            f"#if defined({M}_BUILD_DLL)", f"#define {M}_API __declspec(dllexport)",
+            f"#elif defined({M}_USE_DLL)", f"#define {M}_API __declspec(dllimport)",
+            "#else", f"#define {M}_API", "#endif",
+            f"#elif defined({M}_BUILD_DLL) && (defined(__GNUC__) || defined(__clang__))",
+            f'#define {M}_API __attribute__((visibility("default")))',
+            "#else", f"#define {M}_API", "#endif", "#endif"]
+
+
+def _exported(lines: list[str], P: str, M: str) -> list[str]:
+    """Every public function declaration (`T P_name(...);` at the start of a line) with M_API."""
+    decl = re.compile(rf"^(?!typedef\b|enum\b|#|/\*)[A-Za-z_][\w ]*\*?\s*{P}_\w+\(.*\);")
+    return [f"{M}_API {ln}" if decl.match(ln) else ln for ln in lines]
+
+
 def emit_header(p: Program, guard: str, profile: bool = False) -> str:
     P, M = p.name, macro(p)
     lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
-             "#include <stddef.h>", "#include <stdint.h>", "",
+             "#include <stddef.h>", "#include <stdint.h>", "", *_export_macro(M), "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
              f"#define {M}_NUM_ARGS {len(p.args)}", f"#define {M}_NUM_RESULTS {len(p.results)}",
              f"#define {M}_NUM_VARIABLES {sum(a.is_variable for a in p.args)}",
@@ -85,6 +109,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
     for i, r in enumerate(p.results):
         lines.append(f"{c_storage(r)}* {P}_result_{r.name}_data({P}_instance* m);  /* result {i} */")
     lines += prof.header_decls(p) if profile else []
+    lines = _exported(lines, P, M)
     lines += ["", "#ifdef __cplusplus", '}  /* extern "C" */', "#endif"]
     if p.cpp_class:
         lines += ["", _cpp_class(p)]

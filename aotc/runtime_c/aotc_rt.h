@@ -58,6 +58,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- compiler attributes ------------------------------------------------ */
 
@@ -115,22 +116,35 @@
  * also the width of an AVX-512 register). */
 #define AOTC_ALIGNMENT 64
 
-/* Aligned heap blocks: `_aligned_malloc` on Windows (its CRT has no
- * posix_memalign or aligned_alloc, and such blocks must be released with
- * `_aligned_free`), `posix_memalign` elsewhere.  `align` is a power of two
- * and a multiple of sizeof(void*); NULL when allocation fails. */
+/* Aligned heap blocks, released only with AOTC_ALIGNED_FREE: `align` is a
+ * power of two no smaller than sizeof(void*); NULL when allocation fails.
+ * Windows: its CRT's `_aligned_malloc` / `_aligned_free` (it has neither
+ * posix_memalign nor aligned_alloc).  Elsewhere: malloc, the block aligned
+ * inside and the pointer malloc returned stored just before it -- nothing
+ * beyond C89's malloc, so any libc and any -std= builds it. */
 #if defined(_WIN32)
 #include <malloc.h>
 #define AOTC_ALIGNED_ALLOC(align, size) _aligned_malloc((size), (align))
 #define AOTC_ALIGNED_FREE(p) _aligned_free(p)
 #else
 #include <stdlib.h>
-AOTC_UNUSED static inline void* aotc__posix_aligned_alloc(size_t align, size_t size) {
-  void* p = NULL;
-  return posix_memalign(&p, align, size) == 0 ? p : NULL;
+AOTC_UNUSED static inline void* aotc__aligned_alloc(size_t align, size_t size) {
+  if (size > SIZE_MAX - align - sizeof(void*)) return NULL;
+  unsigned char* raw = (unsigned char*)malloc(size + align + sizeof(void*));
+  if (!raw) return NULL;
+  unsigned char* p = raw + sizeof(void*);
+  p += (align - (uintptr_t)p % align) % align;
+  memcpy(p - sizeof(void*), &raw, sizeof raw);
+  return p;
 }
-#define AOTC_ALIGNED_ALLOC(align, size) aotc__posix_aligned_alloc((align), (size))
-#define AOTC_ALIGNED_FREE(p) free(p)
+AOTC_UNUSED static inline void aotc__aligned_free(void* p) {
+  if (!p) return;
+  void* raw;
+  memcpy(&raw, (unsigned char*)p - sizeof(void*), sizeof raw);
+  free(raw);
+}
+#define AOTC_ALIGNED_ALLOC(align, size) aotc__aligned_alloc((align), (size))
+#define AOTC_ALIGNED_FREE(p) aotc__aligned_free(p)
 #endif
 
 /* ---- byte order --------------------------------------------------------- */

@@ -19,6 +19,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* GOLDEN_API marks the public functions. Nothing is needed to link the object, a
+   static library or an ELF/Mach-O shared library. A Windows DLL: compile this .c
+   with -DGOLDEN_BUILD_DLL (dllexport), and programs using the DLL with -DGOLDEN_USE_DLL
+   (dllimport). Defining GOLDEN_API yourself overrides both. */
+#ifndef GOLDEN_API
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(GOLDEN_BUILD_DLL)
+#define GOLDEN_API __declspec(dllexport)
+#elif defined(GOLDEN_USE_DLL)
+#define GOLDEN_API __declspec(dllimport)
+#else
+#define GOLDEN_API
+#endif
+#elif defined(GOLDEN_BUILD_DLL) && (defined(__GNUC__) || defined(__clang__))
+#define GOLDEN_API __attribute__((visibility("default")))
+#else
+#define GOLDEN_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,50 +68,50 @@ typedef struct golden_instance golden_instance;
 typedef void (*golden_parallel_for_fn)(void* user, int64_t n,
                                     void (*fn)(void* ctx, int64_t begin, int64_t end), void* ctx);
 
-golden_instance* golden_create(golden_alloc_mode mode);   /* NULL for an unknown mode or if allocation fails */
-void golden_destroy(golden_instance* m);
-int golden_run(golden_instance* m);                      /* golden_OK or an error code */
-const char* golden_error_msg(const golden_instance* m);  /* why the last call failed; "" if it did not */
-int golden_set_num_threads(golden_instance* m, int n);   /* 1 = run on the calling thread; at most GOLDEN_MAX_THREADS */
-int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user);
-void* golden_arg_data(golden_instance* m, int i);
-int golden_set_arg_data(golden_instance* m, int i, void* data);
-void* golden_result_data(golden_instance* m, int i);
-int golden_set_result_data(golden_instance* m, int i, void* data);
+GOLDEN_API golden_instance* golden_create(golden_alloc_mode mode);   /* NULL for an unknown mode or if allocation fails */
+GOLDEN_API void golden_destroy(golden_instance* m);
+GOLDEN_API int golden_run(golden_instance* m);                      /* golden_OK or an error code */
+GOLDEN_API const char* golden_error_msg(const golden_instance* m);  /* why the last call failed; "" if it did not */
+GOLDEN_API int golden_set_num_threads(golden_instance* m, int n);   /* 1 = run on the calling thread; at most GOLDEN_MAX_THREADS */
+GOLDEN_API int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void* user);
+GOLDEN_API void* golden_arg_data(golden_instance* m, int i);
+GOLDEN_API int golden_set_arg_data(golden_instance* m, int i, void* data);
+GOLDEN_API void* golden_result_data(golden_instance* m, int i);
+GOLDEN_API int golden_set_result_data(golden_instance* m, int i, void* data);
 /* The caller's arena: 64-byte aligned, `bytes` at least GOLDEN_ARENA_BYTES (checked); NULL unsets it. */
-int golden_set_arena(golden_instance* m, void* arena, size_t bytes);
+GOLDEN_API int golden_set_arena(golden_instance* m, void* arena, size_t bytes);
 /* A run budget: a run stopped by either returns ERR_CANCELLED (results unspecified). Both are
    checked between kernels and every 64 trips of a while loop. set_deadline: a later run may take
    `ns` nanoseconds (0: no limit). cancel: from any thread, the run in progress (or else the
    next) stops at its next check. */
-int golden_set_deadline(golden_instance* m, uint64_t ns);
-int golden_cancel(golden_instance* m);
-int golden_lookup_arg_index(const char* name);       /* -1 if there is none */
-int golden_lookup_result_index(const char* name);
+GOLDEN_API int golden_set_deadline(golden_instance* m, uint64_t ns);
+GOLDEN_API int golden_cancel(golden_instance* m);
+GOLDEN_API int golden_lookup_arg_index(const char* name);       /* -1 if there is none */
+GOLDEN_API int golden_lookup_result_index(const char* name);
 
 /* Introspection, no instance needed. Types are HLO names: "f32", "bf16", "pred", ... */
-const char* golden_arg_name(int i);
-const char* golden_arg_type(int i);
-int golden_arg_rank(int i);
-const int64_t* golden_arg_dims(int i);
-size_t golden_arg_bytes(int i);
-int golden_arg_is_variable(int i);
-const char* golden_result_name(int i);
-const char* golden_result_type(int i);
-int golden_result_rank(int i);
-const int64_t* golden_result_dims(int i);
-size_t golden_result_bytes(int i);
+GOLDEN_API const char* golden_arg_name(int i);
+GOLDEN_API const char* golden_arg_type(int i);
+GOLDEN_API int golden_arg_rank(int i);
+GOLDEN_API const int64_t* golden_arg_dims(int i);
+GOLDEN_API size_t golden_arg_bytes(int i);
+GOLDEN_API int golden_arg_is_variable(int i);
+GOLDEN_API const char* golden_result_name(int i);
+GOLDEN_API const char* golden_result_type(int i);
+GOLDEN_API int golden_result_rank(int i);
+GOLDEN_API const int64_t* golden_result_dims(int i);
+GOLDEN_API size_t golden_result_bytes(int i);
 
 /* Stateless entry: the caller owns every buffer (the arena: 64-byte aligned, arena_bytes at
    least ARENA_BYTES, checked); runs on the calling thread. Safe to call concurrently with
    distinct buffers. */
-int golden_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);
+GOLDEN_API int golden_run_with(void* const* args, void* const* results, void* arena, size_t arena_bytes);
 
 /* Typed accessors by name. */
-float* golden_arg_x_data(golden_instance* m);  /* arg 0 */
-float* golden_arg_y_data(golden_instance* m);  /* arg 1 */
-float* golden_result_x_y_prod_data(golden_instance* m);  /* result 0 */
-float* golden_result_x_y_sum_data(golden_instance* m);  /* result 1 */
+GOLDEN_API float* golden_arg_x_data(golden_instance* m);  /* arg 0 */
+GOLDEN_API float* golden_arg_y_data(golden_instance* m);  /* arg 1 */
+GOLDEN_API float* golden_result_x_y_prod_data(golden_instance* m);  /* result 0 */
+GOLDEN_API float* golden_result_x_y_sum_data(golden_instance* m);  /* result 1 */
 
 #ifdef __cplusplus
 }  /* extern "C" */

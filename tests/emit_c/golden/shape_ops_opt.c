@@ -243,9 +243,9 @@ struct golden_instance {
 };
 
 static void* aotc_alloc64(size_t n) {
-    void* p = 0;
     size_t size = (n + 63u) / 64u * 64u;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) return 0;
+    void* p = AOTC_ALIGNED_ALLOC(64, size ? size : 64);
+    if (!p) return 0;
     memset(p, 0, size ? size : 64);
     return p;
 }
@@ -278,9 +278,9 @@ golden_instance* golden_create(golden_alloc_mode mode) {
 
 void golden_destroy(golden_instance* m) {
     if (!m) return;
-    for (int i = 0; i < 2; ++i) if (m->owned_args[i]) free(m->args[i]);
-    for (int i = 0; i < 7; ++i) if (m->owned_results[i]) free(m->results[i]);
-    if (m->owned_arena) free(m->arena);
+    for (int i = 0; i < 2; ++i) if (m->owned_args[i]) AOTC_ALIGNED_FREE(m->args[i]);
+    for (int i = 0; i < 7; ++i) if (m->owned_results[i]) AOTC_ALIGNED_FREE(m->results[i]);
+    if (m->owned_arena) AOTC_ALIGNED_FREE(m->arena);
     aotc_pool_destroy(m->pool);
     free(m);
 }
@@ -301,21 +301,21 @@ void* golden_result_data(golden_instance* m, int i) { return m && i >= 0 && i < 
 int golden_set_arg_data(golden_instance* m, int i, void* data) {
     if (!m) return golden_ERR_NULL_INSTANCE;
     if (i < 0 || i >= 2) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "argument", i, 0);
-    if (m->owned_args[i]) { free(m->args[i]); m->owned_args[i] = 0; }
+    if (m->owned_args[i]) { AOTC_ALIGNED_FREE(m->args[i]); m->owned_args[i] = 0; }
     m->args[i] = data;
     return golden_OK;
 }
 int golden_set_result_data(golden_instance* m, int i, void* data) {
     if (!m) return golden_ERR_NULL_INSTANCE;
     if (i < 0 || i >= 7) return golden_fail(m, golden_ERR_INDEX, "%s index %d out of range (%s)", "result", i, 0);
-    if (m->owned_results[i]) { free(m->results[i]); m->owned_results[i] = 0; }
+    if (m->owned_results[i]) { AOTC_ALIGNED_FREE(m->results[i]); m->owned_results[i] = 0; }
     m->results[i] = data;
     return golden_OK;
 }
 int golden_set_arena(golden_instance* m, void* arena, size_t bytes) {
     if (!m) return golden_ERR_NULL_INSTANCE;
     if ((uintptr_t)arena % 64u) return golden_fail_msg(m, golden_ERR_MISALIGNED, "the arena is not 64-byte aligned");
-    if (m->owned_arena) { free(m->arena); m->owned_arena = 0; }
+    if (m->owned_arena) { AOTC_ALIGNED_FREE(m->arena); m->owned_arena = 0; }
     m->arena = arena;
     m->arena_bytes = arena ? bytes : 0;
     return golden_OK;
