@@ -67,8 +67,9 @@ def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
                   target: Target | str | None, options: CompileOptions,
                   toolchain: cc.Toolchain | None = None) -> dict[str, str]:
     """Build each kind in `options.emit` from `c_path`: {"o": "<out>.o", "so":
-    "<out>.so" (".dylib" on Darwin), "a": "<out>.a"}. One object is compiled and
-    reused for the shared library and the archive."""
+    "<out>.so" (".dylib" on Darwin, ".dll" on Windows, plus "implib": "<out>.lib",
+    its import library), "a": "<out>.a"}. One object is compiled and reused for the
+    shared library and the archive."""
     target = _as_target(target, options)
     unknown = [k for k in options.emit if k not in EMIT_KINDS]
     if unknown:
@@ -87,8 +88,13 @@ def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
             outputs["o"] = obj
         if "so" in options.emit:
             so = out_prefix + target.so_suffix
-            commands.compile_shared(tc, [obj], so, flags)
-            outputs["so"] = so
+            if target.os == "windows":  # the DLL and its import library, for MinGW and MSVC links
+                implib = out_prefix + ".lib"
+                commands.compile_shared(tc, [obj], so, [*flags, f"-Wl,--out-implib,{implib}"])
+                outputs["so"], outputs["implib"] = so, implib
+            else:
+                commands.compile_shared(tc, [obj], so, flags)
+                outputs["so"] = so
         if "a" in options.emit:
             a = out_prefix + ".a"
             commands.archive_static(tc, [obj], a)

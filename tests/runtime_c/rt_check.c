@@ -4,6 +4,7 @@
  * (the NEON kernels) and sanitizer builds.  Prints one line per failure and
  * exits non-zero if any check fails; prints "ok ..." otherwise. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,7 @@ static void check_fpenv(void) {
 
 int main(int argc, char** argv) {
   int cases = argc > 1 ? atoi(argv[1]) : 40;
-  void* scratch = aligned_alloc(AOTC_ALIGNMENT, AOTC_GEMM_SCRATCH_BYTES);
+  void* scratch = AOTC_ALIGNED_ALLOC(AOTC_ALIGNMENT, AOTC_GEMM_SCRATCH_BYTES);
   if (!scratch) return 2;
   if (aotc_gemm_scratch_bytes() != AOTC_GEMM_SCRATCH_BYTES) {
     printf("scratch size mismatch\n");
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
     check_sgemm(M, N, K, (int)irnd(6), scratch);
     check_dgemm(M, N, K, (int)irnd(6), scratch);
   }
-  free(scratch);
+  AOTC_ALIGNED_FREE(scratch);
   static const int64_t pool_n[] = {0, 1, 2, 3, 7, 64, 1000};
   for (int threads = 1; threads <= 4; ++threads)
     for (size_t i = 0; i < sizeof pool_n / sizeof pool_n[0]; ++i) check_pool(threads, pool_n[i]);
