@@ -178,7 +178,9 @@ typedef struct {
 #if defined(__AVX512F__)
 #define AOTC_HAVE_AVX512F 1
 #endif
-#if defined(__AVX2__) && defined(__FMA__)
+/* MSVC's /arch:AVX2 (and /arch:AVX512) defines __AVX2__ but never __FMA__,
+ * though it implies FMA3 and emits it for the intrinsics. */
+#if defined(__AVX2__) && (defined(__FMA__) || (defined(_MSC_VER) && !defined(__clang__)))
 #define AOTC_HAVE_AVX2 1
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON)

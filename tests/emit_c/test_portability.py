@@ -76,3 +76,20 @@ def test_generic_target_uses_no_intrinsics(tmp_path):
     calls = set(re.findall(r"\b(_mm\d*_\w+|vld1q_\w+|vst1q_\w+|__m\d+\w*)\b", "\n".join(ours)))
     # the floating-point environment (FTZ/DAZ, as XLA:CPU computes) is the only x86 control used
     assert calls <= {"_mm_getcsr", "_mm_setcsr"}, calls
+
+
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_generated_c_compiles_as_cpp(tmp_path, cxx):
+    """The generated .c, runtime included, is also valid C++11 without a warning (MSVC users
+    may compile it with /TP; the runtime then uses std::atomic)."""
+    if shutil.which(cxx) is None:
+        pytest.skip(f"needs {cxx}")
+    for case in ("op_conv_variants", "op_sort", "op_while", "op_convert_matrix"):
+        d = os.path.join(DATA, case)
+        gen = generate(frontend(os.path.join(d, "model.hlo"), os.path.join(d, "cfg.yaml")), str(tmp_path / "libport"),
+                       CompileOptions())
+        (tmp_path / "libport.c").write_text(gen.c_text)
+        (tmp_path / "libport.h").write_text(gen.h_text)
+        r = subprocess.run([cxx, "-x", "c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                            str(tmp_path / "libport.c")], capture_output=True, text=True)
+        assert r.returncode == 0, f"{case}:\n{r.stderr[:3000]}"
