@@ -102,12 +102,15 @@
 
 /* The file also compiles as C++ (g++, clang++, MSVC's cl /TP), where
  * `restrict`, `_Alignas` and `_Static_assert` are spelled differently. */
+#if defined(__cplusplus) || (defined(_MSC_VER) && !defined(__clang__))
+#define AOTC_RESTRICT __restrict /* MSVC's C before /std:c11 has no `restrict` either */
+#else
+#define AOTC_RESTRICT restrict
+#endif
 #if defined(__cplusplus)
-#define AOTC_RESTRICT __restrict
 #define AOTC_ALIGNAS(n) alignas(n)
 #define AOTC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 #else
-#define AOTC_RESTRICT restrict
 /* Alignment of a declaration: `AOTC_ALIGNAS(64) float buf[16];` */
 #define AOTC_ALIGNAS(n) _Alignas(n)
 #define AOTC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
