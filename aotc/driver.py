@@ -183,6 +183,10 @@ def const_encoding(p: Program, options: CompileOptions, target_banner: str) -> s
         raise AotcError(f"--const-encoding: unknown encoding '{options.const_encoding}' "
                         f"(use {', '.join(ENCODINGS)})")
     total = sum(c.data.nbytes for q in _with_subprograms(p) for c in q.constants)
+    if options.const_encoding == "auto" and "-windows-" in target_banner:
+        # C arrays: MSVC has neither GNU assembler syntax (incbin) nor string literals past
+        # 64 KiB, and C++ (cl /TP) rejects a string literal without room for its NUL
+        return "array"
     return resolve_encoding(options.const_encoding, target_banner.startswith("target generic"), total)
 
 

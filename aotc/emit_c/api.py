@@ -112,7 +112,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         f"    for (int i = 0; i < {nr}; ++i) if (m->owned_results[i]) AOTC_ALIGNED_FREE(m->results[i]);",
         "    if (m->owned_arena) AOTC_ALIGNED_FREE(m->arena);",
         "    aotc_pool_destroy(m->pool);",
-        *(["    free(m->owned_weights);"] if nw else []),
+        *(["    AOTC_ALIGNED_FREE(m->owned_weights);"] if nw else []),
         "    free(m);",
         "}",
         "",

@@ -30,7 +30,8 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 def resolve_encoding(requested: str, generic_target: bool, total_bytes: int) -> str:
     """The encoding `auto` stands for: C arrays for small constants (the .c stays
     self-contained), a string literal for the `generic` target (any C compiler), else
-    `incbin` (gcc and clang, ELF and Mach-O: every other target)."""
+    `incbin` (gcc and clang, ELF and Mach-O: every other target). Windows targets are
+    given C arrays before this is asked (driver.const_encoding)."""
     if requested not in ENCODINGS:
         raise ValueError(requested)
     if requested != "auto":

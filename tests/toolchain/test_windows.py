@@ -12,14 +12,19 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace as NS
 
+import numpy as np
 import pytest
 
-from aotc.driver import frontend, generate
+import aotc
+from aotc.driver import const_encoding, frontend, generate
 from aotc.options import CompileOptions
 from aotc.runtime_c import runtime_source
 from aotc.toolchain import cc
 from aotc.toolchain.targets import resolve_target, system_libs
+
+from tests.e2e.conftest import CORPUS, FixtureCase, from_npz
 
 from . import zig_works
 
@@ -190,11 +195,32 @@ def test_runtime_check_under_wine(wine_env, tmp_path):
 def test_corpus_model_under_wine(wine_env, case):
     """aotc.run --target x86_64-windows: the model and the runner built with zig cc, run
     under wine, compared with XLA's outputs, on 1 and 3 threads."""
-    import aotc
-    from tests.e2e.conftest import CORPUS, FixtureCase
-
     fx = FixtureCase(CORPUS / case)
     for threads in (1, 3):
         outs = aotc.run(str(fx.dir / "model.hlo"), config=str(fx.cfg_path), inputs=fx.input_dict(),
                         target="x86_64-windows", threads=threads)
         fx.check(outs, label=f"{case} x86_64-windows under wine, {threads} threads")
+
+
+def test_windows_constants_are_c_arrays():
+    """`auto` never picks incbin (GNU assembler, ELF/Mach-O) or a string literal (MSVC's
+    64 KiB limit, C++'s NUL) for Windows; an explicit encoding is kept."""
+    big = NS(constants=[NS(data=np.zeros(1 << 20, np.uint8))], subprograms=())
+    win, linux = resolve_target("x86_64-windows").banner(), resolve_target("x86_64").banner()
+    assert const_encoding(big, CompileOptions(), win) == "array"
+    assert const_encoding(big, CompileOptions(), linux) == "incbin"
+    assert const_encoding(big, CompileOptions(const_encoding="string"), win) == "string"
+
+
+@pytest.mark.slow
+def test_bound_weights_under_wine(wine_env):
+    """tests/data/weights/mlp with its weights bound as constants, against XLA's outputs."""
+    data = ROOT / "tests" / "data" / "weights" / "mlp"
+    with np.load(data / "inputs.npz") as z:
+        x = z["x"]
+    with np.load(data / "expected.npz") as z:
+        want = from_npz(z["y_a"], "f32")
+    outs = aotc.run(str(data / "model.hlo"), config=str(data / "cfg_a.yaml"), inputs={"x": x},
+                    target="x86_64-windows", threads=2)
+    (y,) = outs.values()
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
