@@ -58,7 +58,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 /* ---- compiler attributes ------------------------------------------------ */
 
@@ -119,12 +118,13 @@
  * also the width of an AVX-512 register). */
 #define AOTC_ALIGNMENT 64
 
-/* Aligned heap blocks, released only with AOTC_ALIGNED_FREE: `align` is a
- * power of two no smaller than sizeof(void*); NULL when allocation fails.
- * Windows: its CRT's `_aligned_malloc` / `_aligned_free` (it has neither
- * posix_memalign nor aligned_alloc).  Elsewhere: malloc, the block aligned
- * inside and the pointer malloc returned stored just before it -- nothing
- * beyond C89's malloc, so any libc and any -std= builds it. */
+/* Aligned heap blocks, released with AOTC_ALIGNED_FREE: `align` is a power of
+ * two no smaller than sizeof(void*); NULL when allocation fails.  Windows: its
+ * CRT's `_aligned_malloc` / `_aligned_free` (it has neither posix_memalign nor
+ * aligned_alloc, and such a block must not reach free()).  POSIX (the generated
+ * .c defines _POSIX_C_SOURCE): posix_memalign.  Other C11 libraries:
+ * aligned_alloc, the size rounded up to a multiple of `align`.  Everywhere but
+ * Windows, AOTC_ALIGNED_FREE is free(). */
 #if defined(_WIN32)
 #include <malloc.h>
 #define AOTC_ALIGNED_ALLOC(align, size) _aligned_malloc((size), (align))
@@ -132,22 +132,16 @@
 #else
 #include <stdlib.h>
 AOTC_UNUSED static inline void* aotc__aligned_alloc(size_t align, size_t size) {
-  if (size > SIZE_MAX - align - sizeof(void*)) return NULL;
-  unsigned char* raw = (unsigned char*)malloc(size + align + sizeof(void*));
-  if (!raw) return NULL;
-  unsigned char* p = raw + sizeof(void*);
-  p += (align - (uintptr_t)p % align) % align;
-  memcpy(p - sizeof(void*), &raw, sizeof raw);
-  return p;
-}
-AOTC_UNUSED static inline void aotc__aligned_free(void* p) {
-  if (!p) return;
-  void* raw;
-  memcpy(&raw, (unsigned char*)p - sizeof(void*), sizeof raw);
-  free(raw);
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+  void* p = NULL;
+  return posix_memalign(&p, align, size) == 0 ? p : NULL;
+#else
+  if (size > SIZE_MAX - align) return NULL;
+  return aligned_alloc(align, (size + align - 1u) / align * align);
+#endif
 }
 #define AOTC_ALIGNED_ALLOC(align, size) aotc__aligned_alloc((align), (size))
-#define AOTC_ALIGNED_FREE(p) aotc__aligned_free(p)
+#define AOTC_ALIGNED_FREE(p) free(p)
 #endif
 
 /* ---- byte order --------------------------------------------------------- */

@@ -77,7 +77,6 @@ def test_generated_c_guards_windows_and_msvc():
     """What MSVC and MinGW need is in the text, each behind its guard."""
     gen = _generated("tf_matmul")
     c = re.sub(r"/\*.*?\*/", "", gen.c_text, flags=re.S)  # the code, not its comments
-    assert "posix_memalign" not in c
     assert "#pragma fp_contract(off)" in c and "_M_FP_FAST" in c
     assert "_aligned_malloc" in c and "CreateThread" in c and "SleepConditionVariableSRW" in c
     assert "InterlockedExchangeAdd64" in c and "std::atomic<int64_t>" in c
