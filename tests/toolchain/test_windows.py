@@ -189,16 +189,27 @@ def test_runtime_check_under_wine(wine_env, tmp_path):
     assert _wine(exe).startswith("ok avx2+fma")
 
 
+def _windows_cc(compiler: str) -> str:
+    """The --cc of each Windows cross compiler the corpus tests use (skips when missing)."""
+    if compiler == "zig":
+        return f"{sys.executable} -m ziglang cc"  # found as zig; aotc adds -target
+    if shutil.which("x86_64-w64-mingw32-gcc") is None:
+        pytest.skip("needs x86_64-w64-mingw32-gcc: `apt-get install gcc-mingw-w64-x86-64` (Debian/Ubuntu)")
+    return "x86_64-w64-mingw32-gcc"
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("compiler", ["zig", "mingw-gcc"])
 @pytest.mark.parametrize("case", ["tf_matmul_and_add", "op_conv_variants"])
-def test_corpus_model_under_wine(wine_env, case):
-    """aotc.run --target x86_64-windows: the model and the runner built with zig cc, run
-    under wine, compared with XLA's outputs, on 1 and 3 threads."""
+def test_corpus_model_under_wine(wine_env, case, compiler):
+    """aotc.run --target x86_64-windows: the model and the runner built with zig cc or MinGW
+    gcc, run under wine, compared with XLA's outputs, on 1 and 3 threads."""
+    cc_cmd = _windows_cc(compiler)
     fx = FixtureCase(CORPUS / case)
     for threads in (1, 3):
         outs = aotc.run(str(fx.dir / "model.hlo"), config=str(fx.cfg_path), inputs=fx.input_dict(),
-                        target="x86_64-windows", threads=threads)
-        fx.check(outs, label=f"{case} x86_64-windows under wine, {threads} threads")
+                        target="x86_64-windows", threads=threads, cc=cc_cmd)
+        fx.check(outs, label=f"{case} x86_64-windows ({compiler}) under wine, {threads} threads")
 
 
 def test_windows_constants_are_c_arrays():
