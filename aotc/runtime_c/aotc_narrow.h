@@ -219,7 +219,7 @@ AOTC_INLINE uint8_t aotc_is_subnormal_f32(float x) {
 }
 AOTC_INLINE double aotc_f32_to_f64_bits(float x) {
   const uint32_t u = aotc_bitcast_f32_u32(x);
-  const double sub = (double)(u & 0x7FFFFFu) * 0x1p-149; /* exact */
+  const double sub = (double)(u & 0x7FFFFFu) * 1.401298464324817e-45; /* exact: 2^-149 (no hex float: C++ before 17) */
   const double mag = aotc_is_subnormal_f32(x) ? sub : (double)aotc_bitcast_u32_f32(u & 0x7FFFFFFFu);
   return (u >> 31) ? -mag : mag;
 }
