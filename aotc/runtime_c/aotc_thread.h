@@ -82,6 +82,15 @@ AOTC_INTERNAL void aotc__cond_signal(aotc__cond* c) { pthread_cond_signal(c); }
 AOTC_INTERNAL void aotc__cond_broadcast(aotc__cond* c) { pthread_cond_broadcast(c); }
 #endif
 
+/* Storage of one object per thread. */
+#if defined(__cplusplus)
+#define AOTC_THREAD_LOCAL thread_local
+#elif defined(_MSC_VER) && !defined(__clang__)
+#define AOTC_THREAD_LOCAL __declspec(thread)
+#else
+#define AOTC_THREAD_LOCAL _Thread_local
+#endif
+
 /* A pause inside spin-wait loops. */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define AOTC__CPU_RELAX() __builtin_ia32_pause()

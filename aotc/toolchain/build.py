@@ -139,6 +139,9 @@ def build_outputs_cached(c_path: str | os.PathLike, out_prefix: str | os.PathLik
             outputs[kind] = str(out_prefix) + suffixes[kind]
             shutil.copyfile(entry / (stem + suffixes[kind]), outputs[kind])
             os.chmod(outputs[kind], (0o777 if kind == "so" else 0o666) & ~umask)  # as the linker makes them
+            if kind == "so" and target.os == "windows":  # the DLL's import library
+                outputs["implib"] = str(out_prefix) + ".lib"
+                shutil.copyfile(entry / (stem + ".lib"), outputs["implib"])
     return outputs
 
 

@@ -27,7 +27,6 @@
 #include "libgolden.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,17 +41,26 @@ typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
 /* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and
    a deadline, read between kernels and every 64 trips of a while loop. Once spent it stays
    spent: the run stops at its next check and returns P_ERR_CANCELLED. */
-typedef struct { atomic_int* cancel; uint64_t until_ns; int spent; } aotc_budget;
-static _Thread_local aotc_budget* aotc_budget_now;
+typedef struct { aotc__atomic_i64* cancel; uint64_t until_ns; int spent; } aotc_budget;
+static AOTC_THREAD_LOCAL aotc_budget* aotc_budget_now;
+#if defined(_WIN32)
+static AOTC_UNUSED uint64_t aotc_clock_ns(void) {
+    LARGE_INTEGER t, f;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&f);
+    return (uint64_t)((double)t.QuadPart * (1e9 / (double)f.QuadPart));
+}
+#else
 static AOTC_UNUSED uint64_t aotc_clock_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * UINT64_C(1000000000) + (uint64_t)t.tv_nsec;
 }
+#endif
 static AOTC_UNUSED int aotc_budget_spent(void) {
     aotc_budget* b = aotc_budget_now;
     if (!b) return 0;
-    if (!b->spent && (atomic_load_explicit(b->cancel, memory_order_relaxed)
+    if (!b->spent && (aotc__aload(b->cancel, relaxed)
                       || (b->until_ns && aotc_clock_ns() >= b->until_ns)))
         b->spent = 1;
     return b->spent;
@@ -349,7 +357,7 @@ struct golden_instance {
     int threads;
     aotc_pool* pool;      /* owned; created by set_num_threads */
     aotc_par par;         /* the pool kernels use; par.fn == NULL: serial */
-    atomic_int cancel;    /* set by P_cancel from any thread; cleared when a run returns ERR_CANCELLED */
+    aotc__atomic_i64 cancel; /* set by P_cancel from any thread; cleared when a run returns ERR_CANCELLED */
     uint64_t deadline_ns; /* each run's time limit; 0: none */
     char error[160];
 };
@@ -367,7 +375,7 @@ golden_instance* golden_create(golden_alloc_mode mode) {
     golden_instance* m = (golden_instance*)calloc(1, sizeof(*m));
     if (!m) return 0;
     m->threads = 1;
-    atomic_init(&m->cancel, 0);
+    aotc__ainit(&m->cancel, 0);
     if (mode == golden_ALLOC_ALL)
         for (int i = 0; i < 2; ++i) {
             m->args[i] = aotc_alloc64(golden_arg_bytes_[i]);
@@ -499,7 +507,7 @@ static int golden_run_checked(golden_instance* m, void* const* args, void* const
     aotc_budget_now = outer;
     aotc_fpenv_leave(&env);
     if (budget.spent) {
-        if (atomic_exchange(&m->cancel, 0))
+        if (aotc__aexchange(&m->cancel, 0, seq_cst))
             return golden_fail_msg(m, golden_ERR_CANCELLED, "the run was cancelled (golden_cancel); results are unspecified");
         return golden_fail_msg(m, golden_ERR_CANCELLED, "the run exceeded its deadline (golden_set_deadline); results are unspecified");
     }
@@ -520,7 +528,7 @@ int golden_set_deadline(golden_instance* m, uint64_t ns) {
 
 int golden_cancel(golden_instance* m) {
     if (!m) return golden_ERR_NULL_INSTANCE;
-    atomic_store(&m->cancel, 1);
+    aotc__astore(&m->cancel, 1, seq_cst);
     return golden_OK;
 }
 
