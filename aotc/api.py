@@ -292,7 +292,9 @@ def _feed_arrays(fe: Frontend, inputs: dict) -> list[np.ndarray]:
 
 def _runner(model: str, config, target: str | None, options: CompileOptions | None, kw: dict,
             progress: Progress | None = None):
-    """The cached runner program of a model: (Frontend, Program, runner path, Target)."""
+    """The cached runner program of a model: (Frontend, Program, runner path, Target, the
+    weights file the runner loads or None). With `options.weights` file the bound weights are
+    written to `libmodel.weights` in the cache and the runner loads them before running."""
 
     options = _options(options, kw)
     if target is not None:
@@ -300,20 +302,23 @@ def _runner(model: str, config, target: str | None, options: CompileOptions | No
     fe, gen, c_path, tgt = _cached_generate(model, config, options, progress)
     runner = _timed(progress, "C compiler",
                     lambda: build_runner(c_path, gen.name, tgt, options, os.path.dirname(os.path.dirname(c_path))))
-    return fe, gen.lowered.program, runner, tgt
+    weights = c_path[:-2] + ".weights" if gen.lowered.program.weights else None
+    return fe, gen.lowered.program, runner, tgt, weights
 
 
 def run(model: str, config=None, inputs: dict | None = None, target: str | None = None,
         options: CompileOptions | None = None, threads: int = 1, progress: Progress | None = None,
         timeout: float | None = None, **kw) -> dict[str, np.ndarray]:
     """Compile (cached) and execute natively or under the target's emulator: {fetch name: array}.
-    A run longer than `timeout` seconds is stopped (AotcError); the runner never outlives it."""
+    A run longer than `timeout` seconds is stopped (AotcError); the runner never outlives it.
+    `weights="file"` gives the same results as bound weights, read by the runner from a weights
+    file in the cache (docs/weights.md); `"fed"` makes the bound parameters inputs."""
 
-    fe, prog, runner, tgt = _runner(model, config, target, options, kw, progress)
+    fe, prog, runner, tgt, weights = _runner(model, config, target, options, kw, progress)
     if progress is not None:
         progress("run", None)
     outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads,
-                      timeout=timeout)
+                      timeout=timeout, weights=weights)
     return {r.name: a for r, a in zip(prog.results, outs)}
 
 
@@ -325,9 +330,9 @@ def bench(model: str, config=None, inputs: dict | None = None, target: str | Non
 
     if target is None and options is None:
         target = "native"
-    fe, prog, runner, tgt = _runner(model, config, target, options, kw, progress)
+    fe, prog, runner, tgt, weights = _runner(model, config, target, options, kw, progress)
     arrays = _feed_arrays(fe, inputs) if inputs is not None else None
     if progress is not None:
         progress("bench", None)
     return bench_runner(runner, tgt, iters=iters, threads=threads, warmup=warmup, inputs=arrays,
-                        arg_specs=prog.args, result_specs=prog.results)
+                        arg_specs=prog.args, result_specs=prog.results, weights=weights)

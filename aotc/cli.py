@@ -234,6 +234,14 @@ def sanitize_option(fn: Callable) -> Callable:
                              "(default; any report fails the run) or ThreadSanitizer.")(fn)
 
 
+def run_weights_option(fn: Callable) -> Callable:
+    return click.option("--weights", "weights", type=click.Choice(["bound", "fed", "file"]), default="bound",
+                        show_default=True,
+                        help="As for compile: bound: the config's `bound` parameters frozen in; fed: they are "
+                             "inputs (keys of --inputs); file: written to a weights file in the cache that the "
+                             "runner loads (P_load_weights): the same results as bound.")(fn)
+
+
 def _compile_options(**kw):
 
     cflags = tuple((kw.pop("cflags", "") or "").split())
@@ -332,6 +340,7 @@ def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
 @shape_option
 @machine_target_options
 @sanitize_option
+@run_weights_option
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
               help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
 @click.option("--output", "output", metavar="OUT.npz", type=click.Path(), default=None,
@@ -342,13 +351,13 @@ def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
               help="Stop a run that takes longer (the model checks its deadline between kernels and in loops).")
 @_handles_errors
 def run_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-            sanitize, inputs, output, print_all, timeout) -> None:
+            sanitize, weights, inputs, output, print_all, timeout) -> None:
     """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator;
     print each fetch (name, shape, dtype, values), or write them to --output."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
-                            shapes=_shapes(shape), sanitize=sanitize)
+                            shapes=_shapes(shape), sanitize=sanitize, weights=weights)
     with _progress() as progress:
         outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts, progress=progress,
                         timeout=timeout)
@@ -368,6 +377,7 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
 @shape_option
 @machine_target_options
 @sanitize_option
+@run_weights_option
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Feed values (default: deterministic random inputs).")
 @click.option("--threads", "threads", type=click.IntRange(min=1), default=1, show_default=True)
@@ -380,12 +390,12 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
               help="Kernels listed by --profile (the rest on one line).")
 @_handles_errors
 def bench_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-              sanitize, inputs, threads, iters, warmup, as_json, profile, top) -> None:
+              sanitize, weights, inputs, threads, iters, warmup, as_json, profile, top) -> None:
     """Time the compiled function with a timing loop in C (no Python in the measured region)."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
-                            shapes=_shapes(shape), profile=profile, sanitize=sanitize)
+                            shapes=_shapes(shape), profile=profile, sanitize=sanitize, weights=weights)
     with _progress() as progress:
         res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
                          iters=iters, warmup=warmup, progress=progress)

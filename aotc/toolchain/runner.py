@@ -5,7 +5,8 @@ nothing of the model is loaded into Python.
 
 `runner info` prints the signature as JSON, `runner run DIR [THREADS]` maps
 `DIR/arg<i>.bin` to `DIR/result<i>.bin`, `runner bench ITERS THREADS WARMUP
-[DIR]` times P_run in C and prints one JSON object (see runner_main.c).
+[DIR]` times P_run in C and prints one JSON object (see runner_main.c); `-W FILE`
+first loads a `--weights file` model's weights file.
 Cross-target runners are linked statically (zig switches to musl for that) so
 qemu needs no sysroot; if static linking fails they are linked dynamically and
 qemu is given `-L <sysroot>`.
@@ -78,7 +79,8 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
     key = hashlib.sha256()
     for part in (model_c.read_bytes(), runner_source().read_bytes(),
                  header.read_bytes() if header else b"", repr((tc.argv, tc.flags, tc.link_flags,
-                                                               flags, prefix, static, options.profile)).encode()):
+                                                               flags, prefix, static, options.profile,
+                                                               options.weights == "file")).encode()):
         key.update(hashlib.sha256(part).digest())
     workdir = cache.private_dir(workdir)
     exe = workdir / f"runner-{prefix}-{key.hexdigest()[:16]}{target.exe_suffix}"
@@ -93,6 +95,8 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
             if header is None:
                 raise AotcError("a profiled runner needs the model's header beside its .c")
             runner_flags.append("-DAOTC_RUNNER_PROFILE")
+        if options.weights == "file":  # the model has P_load_weights: `runner -W FILE` loads it
+            runner_flags.append("-DAOTC_RUNNER_WEIGHTS")
         runner_o = commands.compile_object(tc, runner_source(), Path(tmp) / "runner.o", runner_flags)
         out = Path(tmp) / f"runner{target.exe_suffix}"
         try:
@@ -109,8 +113,15 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
     return exe
 
 
-def runner_command(runner_path: str | os.PathLike, target: Target) -> list[str]:
-    """The argv prefix that executes the runner here: itself, or under the emulator."""
+def runner_command(runner_path: str | os.PathLike, target: Target,
+                   weights: str | os.PathLike | None = None) -> list[str]:
+    """The argv prefix that executes the runner here: itself, or under the emulator; with
+    `weights`, the runner first loads that weights file into the model."""
+    cmd = _runner_exe(runner_path, target)
+    return [*cmd, "-W", str(Path(weights).resolve())] if weights is not None else cmd
+
+
+def _runner_exe(runner_path: str | os.PathLike, target: Target) -> list[str]:
     path = str(Path(runner_path).resolve())
     if target.runs_on_host:
         return [path]
@@ -141,12 +152,13 @@ def runner_signature(runner_path: str | os.PathLike, target: Target,
 def run_runner(runner_path: str | os.PathLike, target: Target,
                inputs: Sequence[Any] | Mapping[str, Any], arg_specs: Sequence[Any] | None = None,
                result_specs: Sequence[Any] | None = None, *, threads: int = 1,
-               timeout: float | None = None) -> list[np.ndarray]:
+               timeout: float | None = None, weights: str | os.PathLike | None = None) -> list[np.ndarray]:
     """Run the model once through the runner: results in result order.
 
     `inputs` is a list with one array per arg, or one per non-variable arg (the
     variables then start at zero), or a mapping by arg name. Specs may be
-    `TensorSpec`s, the compiler's ports, or None to ask the runner. A run longer
+    `TensorSpec`s, the compiler's ports, or None to ask the runner; `weights`: the weights
+    file of a `--weights file` model. A run longer
     than `timeout` seconds is stopped by the model's own deadline (P_set_deadline,
     checked between kernels and on every while-loop trip), else killed with its
     process group a little later."""
@@ -155,7 +167,7 @@ def run_runner(runner_path: str | os.PathLike, target: Target,
     args, results = _specs(runner_path, target, arg_specs, result_specs)
     with tempfile.TemporaryDirectory(prefix="aotc-run-") as d:
         _write_inputs(Path(d), args, inputs)
-        cmd = [*runner_command(runner_path, target), "run", d, str(int(threads))]
+        cmd = [*runner_command(runner_path, target, weights), "run", d, str(int(threads))]
         if timeout is not None:
             cmd.append(str(max(1, int(timeout * 1e9))))
         _execute(cmd, "running the model", None if timeout is None else timeout + _GRACE, limit=timeout)
@@ -174,14 +186,14 @@ def bench_runner(runner_path: str | os.PathLike, target: Target, iters: int = 10
                  threads: int = 1, warmup: int = 10,
                  inputs: Sequence[Any] | Mapping[str, Any] | None = None,
                  arg_specs: Sequence[Any] | None = None, result_specs: Sequence[Any] | None = None,
-                 timeout: float | None = None) -> dict:
+                 timeout: float | None = None, weights: str | os.PathLike | None = None) -> dict:
     """Time P_run in C: {"median_us", "min_us", "mean_us", "max_us", "iters",
     "threads", "warmup", "target", "emulated"}, and "profile" (one row per kernel:
     kernel, hlo, calls, ns, flops, bytes) when the runner was built with
-    `options.profile`. Inputs are random in C unless given."""
+    `options.profile`. Inputs are random in C unless given; `weights` as for `run_runner`."""
     if iters < 1 or threads < 1 or warmup < 0:
         raise AotcError("bench needs iters >= 1, threads >= 1 and warmup >= 0")
-    cmd = [*runner_command(runner_path, target), "bench", str(int(iters)), str(int(threads)),
+    cmd = [*runner_command(runner_path, target, weights), "bench", str(int(iters)), str(int(threads)),
            str(int(warmup))]
     with tempfile.TemporaryDirectory(prefix="aotc-bench-") as d:
         if inputs is not None:

@@ -4,7 +4,10 @@
    against the generated header, -DAOTC_RUNNER_HEADER="<model>.h") and link it
    with the model's object, libm and pthreads.
 
-   usage:
+   usage: runner [-W WEIGHTS] COMMAND ...
+     -W WEIGHTS                          load the model's weights file first (a model
+                                         compiled with --weights file; the runner is
+                                         then compiled with -DAOTC_RUNNER_WEIGHTS)
      runner info                         signature as one JSON object
      runner run DIR [THREADS [DEADLINE_NS]]
                                          DIR/arg<i>.bin -> DIR/result<i>.bin (raw
@@ -67,6 +70,9 @@ const char* M(_result_type)(int i);
 int M(_result_rank)(int i);
 const int64_t* M(_result_dims)(int i);
 size_t M(_result_bytes)(int i);
+#ifdef AOTC_RUNNER_WEIGHTS
+int M(_load_weights)(M(_instance) * m, const char* path);
+#endif
 #endif
 
 #if defined(AOTC_RUNNER_PROFILE) && !defined(AOTC_RUNNER_HEADER)
@@ -83,6 +89,8 @@ typedef struct {
     void** args;     /* 64-byte aligned, owned here */
     void** results;
 } runner_t;
+
+static const char* weights_path = 0; /* -W: the weights file loaded into each instance */
 
 static void die(const char* fmt, ...) {
     va_list ap;
@@ -126,6 +134,18 @@ static void runner_open(runner_t* r) {
     static _Alignas(64) unsigned char scratch[64];
     r->m = M(_create)(M(_ALLOC_RESULTS_AND_TEMPS));
     if (!r->m) die("creating the model instance failed (out of memory)");
+    if (weights_path) {
+#ifdef AOTC_RUNNER_WEIGHTS
+        int rc = M(_load_weights)(r->m, weights_path);
+        if (rc != RN_OK) {
+            fprintf(stderr, "runner: %s_load_weights failed (error %d): %s\n", RN_STR(AOTC_RUNNER_PREFIX), rc,
+                    M(_error_msg)(r->m));
+            exit(2);
+        }
+#else
+        die("-W: this runner was built for a model without a weights file");
+#endif
+    }
     r->num_args = count_ports(r->m, M(_set_arg_data), scratch);
     r->num_results = count_ports(r->m, M(_set_result_data), scratch);
     r->args = (void**)calloc((size_t)r->num_args + 1, sizeof(void*));
@@ -407,9 +427,9 @@ static unsigned long long parse_ns(const char* s) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: runner info\n"
-                    "       runner run DIR [THREADS [DEADLINE_NS]]\n"
-                    "       runner bench ITERS THREADS WARMUP [DIR]\n");
+    fprintf(stderr, "usage: runner [-W WEIGHTS] info\n"
+                    "       runner [-W WEIGHTS] run DIR [THREADS [DEADLINE_NS]]\n"
+                    "       runner [-W WEIGHTS] bench ITERS THREADS WARMUP [DIR]\n");
     return 1;
 }
 
@@ -417,6 +437,12 @@ int main(int argc, char** argv) {
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGKILL);  /* a killed `aotc run` leaves no runner behind */
 #endif
+    if (argc >= 3 && !strcmp(argv[1], "-W")) {
+        weights_path = argv[2];
+        argv[2] = argv[0];
+        argc -= 2;
+        argv += 2;
+    }
     if (argc >= 2 && !strcmp(argv[1], "info") && argc == 2) return cmd_info();
     if (argc >= 3 && !strcmp(argv[1], "run") && argc <= 5)
         return cmd_run(argv[2], argc >= 4 ? parse_count(argv[3], "THREADS", 1) : 1, argc == 5 ? parse_ns(argv[4]) : 0);
