@@ -6,7 +6,7 @@ Formatting only; it uses the public API of the header.
 from __future__ import annotations
 
 from ..lower.program import Port, Program
-from .programs import program_prologue
+from .programs import c_string, load_weights_lines, program_prologue, weights_name
 
 # per element type: the fill function of the program (values are small and exact in the type)
 _FILL = {"f16": "fill_f16", "bf16": "fill_bf16", "f32": "fill_f32", "f64": "fill_f64", "c64": "fill_f32",
@@ -118,10 +118,15 @@ def _profile_report(P: str) -> list[str]:
 
 def emit_bench_program(p: Program, header_name: str, profile: bool = False) -> str:
     P = p.name
+    wname = weights_name(header_name)
+    w_usage = " [-W WEIGHTS]" if p.weights else ""
     usage = ["", "Times the model on deterministic pseudo-random inputs: WARMUP runs, then ITERS timed",
              "runs (a monotonic clock around each run), and prints min, median and max in microseconds.",
-             f"usage: {P}_benchmark [-i ITERS] [-w WARMUP] [-t THREADS]   (defaults: 100, 10, 1)",
-             "exit status: 0 ok, 1 the model failed, 2 usage"]
+             f"usage: {P}_benchmark [-i ITERS] [-w WARMUP] [-t THREADS]{w_usage}   (defaults: 100, 10, 1)",
+             *([f"WEIGHTS: the weights file to load (default: {wname} in the current directory)"]
+               if p.weights else []),
+             "exit status: 0 ok, 1 the model failed" + (" or its weights did not load" if p.weights else "")
+             + ", 2 usage"]
     out = program_prologue(p, header_name, "Benchmark program", usage)
     out.append(_BENCH_RUNTIME)
     used = sorted({_FILL.get(a.dtype.name, "fill_int") for a in p.args if a.nbytes})
@@ -132,10 +137,11 @@ def emit_bench_program(p: Program, header_name: str, profile: bool = False) -> s
     out += [_FILL_SOURCE[f] for f in used]
     if profile:
         out += _profile_report(P)
-    usage_line = f'"usage: %s [-i ITERS] [-w WARMUP] [-t THREADS]\\n"'
+    usage_line = f'"usage: %s [-i ITERS] [-w WARMUP] [-t THREADS]{w_usage}\\n"'
     out += ["",
             "int main(int argc, char** argv) {",
             "    long iters = 100, warmup = 10, threads = 1;",
+            *([f"    const char* weights = {c_string(wname)};"] if p.weights else []),
             "    for (int a = 1; a < argc; ++a) {",
             "        const char* next = a + 1 < argc ? argv[a + 1] : 0;",
             '        if (strcmp(argv[a], "-i") == 0 || strcmp(argv[a], "--iters") == 0)',
@@ -144,6 +150,8 @@ def emit_bench_program(p: Program, header_name: str, profile: bool = False) -> s
             '            warmup = option(argv[0], argv[a], next, 0, 100000000), ++a;',
             '        else if (strcmp(argv[a], "-t") == 0 || strcmp(argv[a], "--threads") == 0)',
             f'            threads = option(argv[0], argv[a], next, 1, {P.upper()}_MAX_THREADS), ++a;',
+            *(['        else if ((strcmp(argv[a], "-W") == 0 || strcmp(argv[a], "--weights") == 0) && next)',
+               "            weights = next, ++a;"] if p.weights else []),
             '        else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {',
             f"            printf({usage_line}, argv[0]);",
             "            return 0;",
@@ -158,6 +166,7 @@ def emit_bench_program(p: Program, header_name: str, profile: bool = False) -> s
             '        fprintf(stderr, "%s: out of memory\\n", argv[0]);',
             "        return 1;",
             "    }",
+            *load_weights_lines(p, "argv[0]", 1, ["free(ns);", f"{P}_destroy(m);"]),
             "    uint64_t seed = UINT64_C(0x9e3779b97f4a7c15);",
             "    (void)seed;",
             *[_fill(i, a, P) for i, a in enumerate(p.args) if a.nbytes],
