@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aotc.toolchain.buildsys import cmake_dir
@@ -103,13 +104,92 @@ def test_cmake_project_cross_aarch64_runs_under_qemu(tmp_path):
     run_program([*qemu, str(build / "cc_app")], "C++ program (CMake, aarch64 under qemu)")
 
 
-def test_cmake_refuses_weights_file(tmp_path):
+WEIGHTS_CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
+project(weights_app LANGUAGES C)
+find_package(aotc 0.1 REQUIRED)
+
+aotc_add_library(mlp MODEL models/model.hlo CONFIG models/cfg.yaml WEIGHTS file)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE mlp)
+target_compile_definitions(app PRIVATE "MLP_WEIGHTS=\\"$<TARGET_PROPERTY:mlp,AOTC_WEIGHTS_FILE>\\"")
+install(TARGETS app DESTINATION bin)
+install(FILES "$<TARGET_PROPERTY:mlp,AOTC_WEIGHTS_FILE>" DESTINATION share/app)
+"""
+
+WEIGHTS_MAIN = r"""/* x on stdin -> y on stdout, with the weights file the build wrote (or argv[1]) */
+#include <stdio.h>
+#include "mlp.h"
+
+int main(int argc, char** argv) {
+    mlp_instance* m = mlp_create(mlp_ALLOC_ALL);
+    if (!m) return 1;
+    if (mlp_load_weights(m, argc > 1 ? argv[1] : MLP_WEIGHTS) != mlp_OK) {
+        fprintf(stderr, "%s\n", mlp_error_msg(m));
+        return 2;
+    }
+    if (fread(mlp_arg_data(m, 0), 1, mlp_arg_bytes(0), stdin) != mlp_arg_bytes(0) || mlp_run(m) != mlp_OK) return 3;
+    fwrite(mlp_result_data(m, 0), 1, mlp_result_bytes(0), stdout);
+    mlp_destroy(m);
+    return 0;
+}
+"""
+
+MLP = Path(__file__).resolve().parents[1] / "data" / "weights" / "mlp"
+
+
+def _mlp_output(argv: list[str], key: str) -> None:
+    """Run the weights app on the fixture's x; its y must be XLA's with weight set `key`."""
+    with np.load(MLP / "inputs.npz") as z:
+        x = z["x"].tobytes()
+    r = subprocess.run(argv, input=x, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    with np.load(MLP / "expected.npz") as z:
+        np.testing.assert_allclose(np.frombuffer(r.stdout, np.float32).reshape(8, 10), z[f"y_{key}"],
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_cmake_weights_file_is_built_exported_and_installed(tmp_path):
+    """WEIGHTS file: the build writes mlp.weights, AOTC_WEIGHTS_FILE names it, the program
+    loads it and matches XLA; a new weight set in the .npz rebuilds the weights file (not the
+    C), and install() installs it."""
+    _need("cmake", "ninja")
+    src = tmp_path / "src"
+    (src / "models").mkdir(parents=True)
+    shutil.copy(MLP / "model.hlo", src / "models" / "model.hlo")
+    shutil.copy(MLP / "cfg_a.yaml", src / "models" / "cfg.yaml")
+    shutil.copy(MLP / "weights_a.npz", src / "models" / "weights_a.npz")
+    (src / "main.c").write_text(WEIGHTS_MAIN)
+    (src / "CMakeLists.txt").write_text(WEIGHTS_CMAKELISTS)
+    aotc_wrapper(src)
+    build = tmp_path / "build"
+    _configure(src, build)
+    assert _build(build) == ["models/model.hlo"]
+    weights = build / "aotc" / "mlp" / "mlp.weights"
+    c_text = (build / "aotc" / "mlp" / "mlp.c").read_bytes()
+    assert weights.read_bytes()[:8] == b"AOTCWGT\0"
+    _mlp_output([str(build / "app")], "a")
+
+    shutil.copy(MLP / "weights_b.npz", src / "models" / "weights_a.npz")  # another weight set, same file name
+    assert _build(build) == ["models/model.hlo"]
+    assert (build / "aotc" / "mlp" / "mlp.c").read_bytes() == c_text
+    _mlp_output([str(build / "app")], "b")
+    weights.unlink()
+    assert _build(build) == ["models/model.hlo"]  # an output of aotc's command: a deleted one is rebuilt
+
+    inst = tmp_path / "inst"
+    r = subprocess.run(["cmake", "--install", str(build), "--prefix", str(inst)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (inst / "share" / "app" / "mlp.weights").read_bytes() == weights.read_bytes()
+    _mlp_output([str(inst / "bin" / "app"), str(inst / "share" / "app" / "mlp.weights")], "b")
+
+
+def test_cmake_refuses_an_unknown_weights_mode(tmp_path):
     _need("cmake", "ninja")
     src = _project(tmp_path / "src")
-    (src / "CMakeLists.txt").write_text(CMAKELISTS.replace("WEIGHTS bound", "WEIGHTS file"))
+    (src / "CMakeLists.txt").write_text(CMAKELISTS.replace("WEIGHTS bound", "WEIGHTS files"))
     r = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"), "-G", "Ninja", f"-Daotc_DIR={cmake_dir()}",
                         f"-DAOTC_EXECUTABLE={aotc_wrapper(src)}"], capture_output=True, text=True, timeout=300)
-    assert r.returncode != 0 and "WEIGHTS file: use bound" in r.stderr
+    assert r.returncode != 0 and "WEIGHTS files: use bound" in r.stderr and "or file" in r.stderr
 
 
 @pytest.mark.parametrize("processor, compiler_target, aotc_target", [

@@ -7,12 +7,15 @@
 #   target_link_libraries(app PRIVATE mm)                      # #include "mm.h"
 #
 # aotc_add_library(<target> MODEL <file> [CONFIG <file>] [TARGET <aotc target>]
-#                  [WEIGHTS bound|fed] [NAME <C prefix>] [CFLAGS <flag>...])
+#                  [WEIGHTS bound|fed|file] [NAME <C prefix>] [CFLAGS <flag>...])
 #
 # runs `aotc compile --emit c,h,d` at build time (the depfile names the model, the config
 # and the .npz files the compile read, so editing any of them reruns aotc) and compiles
 # the generated C into an ordinary STATIC library: the header's directory is a usage
-# requirement, and it links Threads::Threads and libm.
+# requirement, and it links Threads::Threads and libm. With WEIGHTS file the build also
+# writes <target>.weights (an output of the same command, built with the library); its
+# absolute path is the target's property AOTC_WEIGHTS_FILE, for install() or for the
+# program to pass to <prefix>_load_weights.
 #
 # AOTC_EXECUTABLE (cache) is the aotc program, by default `aotc` found on PATH.
 
@@ -105,9 +108,10 @@ function(aotc_add_library target)
   if(NOT AOTC_WEIGHTS)
     set(AOTC_WEIGHTS bound)
   endif()
-  if(NOT AOTC_WEIGHTS MATCHES "^(bound|fed)$")
+  if(NOT AOTC_WEIGHTS MATCHES "^(bound|fed|file)$")
     message(FATAL_ERROR "aotc_add_library(${target}): WEIGHTS ${AOTC_WEIGHTS}: use bound (the config's "
-                        "bound parameters frozen into the library) or fed (they become arguments)")
+                        "bound parameters frozen into the library), fed (they become arguments) or file "
+                        "(written to <target>.weights, loaded at run time)")
   endif()
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(NOT "C" IN_LIST languages)
@@ -123,6 +127,10 @@ function(aotc_add_library target)
   set(prefix "${dir}/${target}")
   set(args compile "${model}" -o "${prefix}" --emit c,h,d --target "${AOTC_TARGET}" --weights "${AOTC_WEIGHTS}")
   set(depends "${model}")
+  set(outputs "${prefix}.c" "${prefix}.h")
+  if(AOTC_WEIGHTS STREQUAL "file")
+    list(APPEND outputs "${prefix}.weights")
+  endif()
   if(AOTC_CONFIG)
     get_filename_component(config "${AOTC_CONFIG}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND args --config "${config}")
@@ -135,7 +143,7 @@ function(aotc_add_library target)
   cmake_policy(PUSH)
   cmake_policy(SET CMP0116 NEW)  # Ninja reads the depfile's paths as this directory's
   add_custom_command(
-    OUTPUT "${prefix}.c" "${prefix}.h"
+    OUTPUT ${outputs}
     COMMAND "${AOTC_EXECUTABLE}" ${args}
     DEPENDS ${depends}
     DEPFILE "${prefix}.d"
@@ -143,7 +151,7 @@ function(aotc_add_library target)
     VERBATIM)
   cmake_policy(POP)
 
-  add_library(${target} STATIC "${prefix}.c" "${prefix}.h")
+  add_library(${target} STATIC ${outputs})
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${dir}>")
   target_link_libraries(${target} PUBLIC Threads::Threads)
   if(UNIX)
@@ -151,6 +159,10 @@ function(aotc_add_library target)
   endif()
   set_target_properties(${target} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
                         POSITION_INDEPENDENT_CODE ON)
+  if(AOTC_WEIGHTS STREQUAL "file")  # built with the library: a source of it that is not compiled
+    set_source_files_properties("${prefix}.weights" PROPERTIES HEADER_FILE_ONLY ON)
+    set_target_properties(${target} PROPERTIES AOTC_WEIGHTS_FILE "${prefix}.weights")
+  endif()
   if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     _aotc_cflags(flags "${AOTC_TARGET}")
     target_compile_options(${target} PRIVATE ${flags})
