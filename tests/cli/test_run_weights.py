@@ -4,6 +4,7 @@ set of tests/data/weights/mlp, through a weights file in the cache that the runn
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -81,3 +82,18 @@ def test_runner_reports_missing_or_absent_weights(tmp_path):
         run_runner(runner, target, x)
     (y,) = run_runner(runner, target, x, weights=res.weights_path)
     np.testing.assert_allclose(y, _expected("a"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.aarch64
+def test_run_weights_file_under_qemu(tmp_path):
+    missing = [t for t in ("aarch64-linux-gnu-gcc", "qemu-aarch64") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (apt install gcc-aarch64-linux-gnu qemu-user)")
+    out = tmp_path / "y.npz"
+    res = CliRunner().invoke(main, ["run", str(DATA / "model.hlo"), "-c", str(DATA / "cfg_b.yaml"), "--target",
+                                    "aarch64", "--inputs", str(DATA / "inputs.npz"), "--weights", "file",
+                                    "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    with np.load(out) as z:
+        np.testing.assert_allclose(z["y"], _expected("b"), rtol=1e-5, atol=1e-5)
