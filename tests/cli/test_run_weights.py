@@ -44,7 +44,7 @@ def test_run_weights_file_matches_xla_for_each_weight_set(tmp_path):
     for key in ("a", "b"):
         y = _run(tmp_path, key, "--inputs", str(DATA / "inputs.npz"), "--weights", "file")
         np.testing.assert_allclose(y, _expected(key), rtol=1e-5, atol=1e-5)
-    assert len(list((tmp_path / "cache" / "aotc").glob("*/libmodel.weights"))) == 2
+    assert len(list((tmp_path / "cache" / "aotc").glob("**/libmodel.weights"))) == 2
 
 
 def test_run_weights_fed_takes_them_from_the_inputs(tmp_path):
