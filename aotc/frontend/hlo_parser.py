@@ -176,8 +176,7 @@ class _Parser:
         if name in taken:
             raise lx.error(f"duplicate computation name '{name}'", tok.pos)
         has_signature = lx.at("(")
-        if has_signature:
-            self.signature()
+        declared = self.signature() if has_signature else None
         lx.expect("{", f"to start the body of computation '{name}'")
         instructions: list[Instruction] = []
         names: set[str] = set()
@@ -194,11 +193,17 @@ class _Parser:
             instructions.append(instr)
         if not instructions:
             raise lx.error(f"computation '{name}' has no instructions", tok.pos)
+        root_instr = next(i for i in instructions if i.name == (root or instructions[-1].name))
+        if declared is not None and not root_instr.shape.same_logical(declared[0]):
+            raise lx.error(f"computation '{name}' returns {declared[0].text(False)} but its root "
+                           f"'{root_instr.name}' is {root_instr.shape.text(False)}", declared[1])
         return Computation(name, tuple(instructions), root or instructions[-1].name, entry_tok is not None,
                            has_signature, loc=lx.loc(tok.pos))
 
     # signature := '(' [NAME ':' shape (',' NAME ':' shape)*] ')' '->' shape
-    def signature(self) -> None:
+    def signature(self):
+        """The declared result shape and where it is (the parameters are checked by their
+        instructions)."""
         lx = self.lx
         lx.expect("(")
         if not lx.accept(")"):
@@ -210,7 +215,8 @@ class _Parser:
                     break
                 lx.expect(",", "or ')' between parameters")
         lx.expect("->", "after the parameter list")
-        read_shape(self.lx)
+        pos = lx.peek().pos
+        return read_shape(self.lx), pos
 
     # instruction := NAME '=' shape OPCODE '(' operands ')' (',' NAME '=' attribute_value)*
     # (after an optional 'ROOT', read by the computation)

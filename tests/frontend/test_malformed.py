@@ -123,6 +123,9 @@ CASES = [
      "5:3: error: duplicate instruction name 'p'"),
     ("two_roots", entry("  ROOT a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)"),
      "5:3: error: second ROOT in computation 'e' (the first is 'a')"),
+    ("signature_disagrees_with_root", H + "f (a: f32[], b: f32[]) -> s32[] {\n  a = f32[] parameter(0)\n"
+     "  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nENTRY e {\n" + P + "}\n",
+     "3:27: error: computation 'f' returns s32[] but its root 'm' is f32[]"),
 ]
 
 
