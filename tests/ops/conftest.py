@@ -4,7 +4,9 @@ Each case is a small hand-written HLO module whose inputs and XLA:CPU outputs
 are stored in tests/ops/data/<case>.npz (written by gen_expected.py; nothing
 here computes expected values). `run_case` compiles the module with aotc,
 builds it with gcc under -Werror and UBSan, runs it through ctypes and
-returns the outputs; any UBSan report fails the test.
+returns the outputs; any UBSan report fails the test. The slow variant of every
+case builds it with AddressSanitizer and UBSan (`aotc.run` with sanitize="address",
+any report aborts the run) instead.
 """
 from __future__ import annotations
 
@@ -105,6 +107,22 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str) 
     return [_from_storage(x, r.dtype.name) for x, r in zip(res, prog.results)]
 
 
+def run_hlo_text_asan(text: str, inputs: list[np.ndarray], workdir: Path, name: str) -> list[np.ndarray]:
+    """run_hlo_text, built with AddressSanitizer and UBSan by `aotc.run` (a report aborts the
+    runner, which aotc.run turns into an error)."""
+    import aotc
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    model = workdir / f"{name}.asan.hlo"
+    model.write_text(text)
+    feeds = driver.frontend(str(model), None, CompileOptions()).signature.feeds
+    # the stored inputs of a scalar may be one-element arrays (the ctypes runner takes any)
+    outs = aotc.run(str(model), inputs={f.name: np.reshape(inputs[f.param_number], f.shape.dims) for f in feeds},
+                    options=CompileOptions(cc="gcc", opt_level="-O1", sanitize="address"))
+    return list(outs.values())
+
+
 def assert_matches(got: np.ndarray, want: np.ndarray, rtol: float, name: str) -> None:
     """Integers and pred exactly; floats with NaN in the same places, and either bit-exact
     (rtol 0, signed zeros included) or within rtol of the value plus rtol of the largest
@@ -132,13 +150,15 @@ def workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("ops")
 
 
-@pytest.fixture
-def check_case(workdir):
-    """check_case(name, text, rtol): compile the case, run it on its stored inputs, compare."""
+@pytest.fixture(params=["ubsan", pytest.param("asan", marks=pytest.mark.slow)])
+def check_case(workdir, request):
+    """check_case(name, text, rtol): compile the case, run it on its stored inputs, compare;
+    built with UBSan (ctypes), and in the slow variant with ASan and UBSan (a runner)."""
+    run = run_hlo_text if request.param == "ubsan" else run_hlo_text_asan
 
     def check(name: str, text: str, rtol: float = 0.0) -> None:
         inputs, expected = load_case(name)
-        got = run_hlo_text(text, inputs, workdir, name)
+        got = run(text, inputs, workdir, name)
         assert len(got) == len(expected), f"{name}: {len(got)} outputs, XLA gave {len(expected)}"
         for k, (g, e) in enumerate(zip(got, expected)):
             assert_matches(g, e, rtol, f"{name} output {k}")
