@@ -242,36 +242,45 @@ def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
     spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
                                for d, wd in enumerate(wins)]
 
-    def accumulate(spans: list[Span]) -> None:
-        opened, sub = 0, []
-        for span in spans:
-            pos, k = open_span(kb, span)
-            opened += k
-            sub.append(pos)
+    def accumulate(sub: list[K.Expr]) -> None:
         xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
         if n == 1:
             kb.assign(accs[0], K.Call(fn, (accs[0], xs[0]), types[0]))
         else:
             kb.emit(K.CallStmt(fn, tuple(accs) + tuple(xs) + tuple(K.Ptr(var=a) for a in accs)))
-        for _ in range(opened):
-            kb.close()
 
     if not misses:
-        split = interior(spans)
-        if split is None:
-            accumulate(spans)
-        else:  # constant trip counts where the window lies inside the input
-            kb.if_(split[0])
-            accumulate(split[1])
-            kb.else_()
-            accumulate(spans)
-            kb.close()
+        _over_windows(kb, spans, accumulate)
     lin = kb.linear(Index(out_dims, tuple(o_vars)))
     for k in range(n):
         kb.store(outs[k], lin, store_value(ins[k].dtype, accs[k]))
     for m in out_dims:
         if m > 1:
             kb.close()
+
+
+def _over_windows(kb, spans: list[Span], body) -> None:
+    """The loops over a window's positions, `body(positions)` inside: with constant trip
+    counts where the window lies inside the input (an interior branch), else as clipped."""
+    def nest(spans: list[Span]) -> None:
+        opened, sub = 0, []
+        for span in spans:
+            pos, k = open_span(kb, span)
+            opened += k
+            sub.append(pos)
+        body(sub)
+        for _ in range(opened):
+            kb.close()
+
+    split = interior(spans)
+    if split is None:
+        nest(spans)
+    else:
+        kb.if_(split[0])
+        nest(split[1])
+        kb.else_()
+        nest(spans)
+        kb.close()
 
 
 CHANNEL_VECTOR = 8  # a minor dimension at least this long, untouched by the window, is a vector loop
@@ -294,29 +303,14 @@ def _reduce_window_channels(kb, instr: Instruction, out: K.Buf, in_dims, out_dim
     spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
                                for d, wd in enumerate(wins[:-1])]
 
-    def accumulate(spans: list[Span]) -> None:
-        opened, sub = 0, []
-        for span in spans:
-            pos, k = open_span(kb, span)
-            opened += k
-            sub.append(pos)
+    def accumulate(sub: list[K.Expr]) -> None:
         c = kb.loop(kb.fresh("c"), out_dims[-1], (K.VECTOR,))
         x = kb.operand(instr, 0, Index(in_dims, tuple(sub) + (c,)))
         kb.store(out, row + c, combine(K.Load(out, row + c), x))
         kb.close()
-        for _ in range(opened):
-            kb.close()
 
     if not misses:
-        split = interior(spans)
-        if split is None:
-            accumulate(spans)
-        else:
-            kb.if_(split[0])
-            accumulate(split[1])
-            kb.else_()
-            accumulate(spans)
-            kb.close()
+        _over_windows(kb, spans, accumulate)
     for m in rows:
         if m > 1:
             kb.close()
