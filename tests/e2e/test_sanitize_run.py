@@ -49,7 +49,7 @@ def test_a_sanitized_run_matches_xla(tmp_path, name, sanitize):
 @pytest.mark.parametrize("sanitize,symbol", [("address", "__asan_init"), ("thread", "__tsan_init")])
 def test_the_sanitized_runner_is_instrumented(tmp_path, sanitize, symbol):
     from aotc.api import _runner
-    _, _, runner, _ = _runner(str(CASES["op_while"].model_path), str(CASES["op_while"].cfg_path), None,
+    _, _, runner, _, _ = _runner(str(CASES["op_while"].model_path), str(CASES["op_while"].cfg_path), None,
                               aotc.CompileOptions(cc="gcc", target="native", sanitize=sanitize), {})
     syms = subprocess.run(["nm", str(runner)], capture_output=True, text=True).stdout
     assert symbol in syms

@@ -42,7 +42,7 @@ def _run():
 
 
 def _paths():
-    _, gen, runner, _ = _runner(str(CASE / "model.hlo"), str(CASE / "cfg.yaml"), None, None, {})
+    _, gen, runner, _, _ = _runner(str(CASE / "model.hlo"), str(CASE / "cfg.yaml"), None, None, {})
     return runner.parent / "src" / "libmodel.c", runner
 
 
