@@ -55,11 +55,10 @@ def _block(body: tuple[K.Stmt, ...], uses: Counter) -> tuple[tuple[K.Stmt, ...],
                 elif (isinstance(v, K.Call) and v.fn == f"aotc_neg_{v.ty.name}" and isinstance(v.args[0], K.Var)
                       and v.args[0].name in products):
                     negated[s.var.name] = v.args[0]
-        else:
-            for i, inner in enumerate(K.nested(s)):
-                new, c = _block(inner, uses)
-                if c:
-                    s, changed = _with_nested(s, i, new), True
+        elif K.nested(s):
+            bodies = [_block(inner, uses) for inner in K.nested(s)]
+            if any(c for _, c in bodies):
+                s, changed = K.with_nested(s, tuple(b for b, _ in bodies)), True
         out.append(s)
     if fused:
         out = [s for s in out if not (isinstance(s, K.Let) and s.var.name in fused)]
@@ -110,13 +109,3 @@ def _fuse(e: K.Expr, products: dict, negated: dict, fused: set) -> K.Expr:
 def _take(e: K.Expr, fused: set) -> None:
     if isinstance(e, K.Var):
         fused.add(e.name)
-
-
-def _with_nested(s: K.Stmt, i: int, body: tuple[K.Stmt, ...]) -> K.Stmt:
-    if isinstance(s, K.Loop):
-        return K.Loop(s.var, s.start, s.stop, body, s.step, s.marks)
-    if isinstance(s, K.Repeat):
-        return K.Repeat(body)
-    if isinstance(s, K.If):
-        return K.If(s.cond, body, s.orelse) if i == 0 else K.If(s.cond, s.then, body)
-    raise TypeError(f"no nested body {i} in {type(s).__name__}")

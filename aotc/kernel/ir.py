@@ -245,6 +245,17 @@ def nested(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
     return ()
 
 
+def with_nested(s: Stmt, bodies: tuple[tuple[Stmt, ...], ...]) -> Stmt:
+    """`s` with its nested bodies (as `nested` lists them) replaced."""
+    if isinstance(s, Loop):
+        return Loop(s.var, s.start, s.stop, bodies[0], s.step, s.marks)
+    if isinstance(s, Repeat):
+        return Repeat(bodies[0])
+    if isinstance(s, If):
+        return If(s.cond, bodies[0], bodies[1])
+    raise TypeError(f"{type(s).__name__} has no nested bodies")
+
+
 def walk(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
     for s in body:
         yield s
