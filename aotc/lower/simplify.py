@@ -1,7 +1,8 @@
 """Simplification: forward identities and tuple plumbing, drop dead code.
 
 `copy` and `opt-barrier` are logical identities; `get-tuple-element` of a
-`tuple` is its element. What remains is the arithmetic the program needs for
+`tuple` is its element, and one that reaches a tuple-shaped producer (a
+`while`) through tuples reads that producer directly. What remains is the arithmetic the program needs for
 its live values (fetches and variable updates). Value references are
 `(instruction name, shape index)` pairs; `resolve` follows tuples to leaves.
 """
@@ -35,6 +36,7 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
     new_live = [resolve(entry, r) for r in live]
     out = []
     subst: dict[str, str] = {}
+    element: dict[ValueRef, str] = {}  # (producer, index) -> the get-tuple-element kept for it
     for ins in entry.instructions:
         ops = tuple(subst.get(o, o) for o in ins.operands)
         ins = ins.with_(operands=ops)
@@ -43,6 +45,18 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
             if not idx:
                 subst[ins.name] = target
                 continue
+            if (target, idx) in element:  # another name for an element already read
+                subst[ins.name] = element[(target, idx)]
+                continue
+            if ins.opcode == Op.GET_TUPLE_ELEMENT:
+                # read the element from its producer, not through the tuples that re-packed it
+                # (a while's results re-tupled by an inlined call); a nested element reads the
+                # kept get-tuple-element of its parent
+                parent = target if len(idx) == 1 else element.get((target, idx[:-1]))
+                if parent is not None:
+                    ins = ins.with_(operands=(parent,), attrs=tuple((k, idx[-1] if k == "index" else v)
+                                                                    for k, v in ins.attrs))
+                element[(target, idx)] = ins.name
         out.append(ins)
     by_name = {i.name: i for i in out}
     keep: set[str] = set()
