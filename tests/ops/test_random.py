@@ -1,0 +1,106 @@
+"""rng-bit-generator (Threefry, Philox, rng_default) and width-changing bitcast-convert
+against XLA:CPU, bit for bit, the returned state included; and the plumbing jax.random
+leaves after inlining: a while loop's results re-tupled by a call and read back.
+
+Generated bits are compared as unsigned integers of their width: the oracle hands some
+types back as their bits, and bits are what the generator defines.
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.ops.conftest import load_case, run_hlo_text
+
+_U64MAX = 2**64 - 1
+
+
+def _rbg(name: str, alg: str, ty: str, dims: tuple[int, ...], nstate: int = 2) -> str:
+    d = ",".join(map(str, dims))
+    return f"""HloModule {name}
+ENTRY main {{
+  s = u64[{nstate}] parameter(0)
+  ROOT r = (u64[{nstate}], {ty}[{d}]) rng-bit-generator(s), algorithm={alg}
+}}
+"""
+
+
+_STATES = {
+    "plain": np.array([0x123456789ABCDEF0, 5], np.uint64),
+    "wrap": np.array([0xDEADBEEF, _U64MAX - 2], np.uint64),  # the counter wraps (Philox carries)
+    "three": np.array([7, _U64MAX - 1, _U64MAX], np.uint64),  # a 128-bit counter that wraps whole
+}
+
+CASES: dict[str, tuple] = {}
+for _alg, _short in (("rng_three_fry", "tf"), ("rng_philox", "ph"), ("rng_default", "def")):
+    for _ty, _dims, _st in (("u32", (1000,), "plain"), ("u32", (64, 128), "wrap"), ("u32", (7, 3, 5), "plain"),
+                            ("u32", (), "wrap"), ("u32", (1, 9), "plain"), ("u32", (6, 1, 5), "wrap"),
+                            ("u64", (1000,), "wrap"), ("u64", (3, 5), "plain"), ("u64", (), "plain"),
+                            ("s32", (33,), "plain"), ("f32", (17, 2), "plain"), ("f64", (9,), "wrap"),
+                            ("u16", (11,), "plain"), ("s16", (4, 5), "wrap"), ("f16", (7,), "plain"),
+                            ("bf16", (7,), "plain"), ("u8", (13,), "plain"), ("s8", (5,), "wrap"),
+                            ("s64", (5,), "plain")):
+        _name = f"rbg_{_short}_{_ty}_{'x'.join(map(str, _dims)) or 'scalar'}_{_st}"
+        CASES[_name] = (_rbg(_name, _alg, _ty, _dims), [_STATES[_st]], 0.0)
+    if _alg != "rng_three_fry":
+        for _ty, _dims in (("u32", (1001,)), ("u64", (3, 5)), ("u32", ())):
+            _name = f"rbg_{_short}_{_ty}_{'x'.join(map(str, _dims)) or 'scalar'}_state3"
+            CASES[_name] = (_rbg(_name, _alg, _ty, _dims, 3), [_STATES["three"]], 0.0)
+
+# a while loop's results re-tupled by a call and read back by get-tuple-element (the
+# shape jax.random's threefry leaves once the call is inlined)
+CASES["while_retupled_through_call"] = ("""HloModule while_retupled_through_call
+cond {
+  p = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  q = (s32[], f32[8], f32[8]) parameter(0)
+  k = s32[] get-tuple-element(q), index=0
+  a = f32[8] get-tuple-element(q), index=1
+  b = f32[8] get-tuple-element(q), index=2
+  one = s32[] constant(1)
+  j = s32[] add(k, one)
+  s = f32[8] add(a, b)
+  m = f32[8] multiply(a, b)
+  ROOT t = (s32[], f32[8], f32[8]) tuple(j, s, m)
+}
+inner {
+  xi = f32[8] parameter(0)
+  yi = f32[8] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8]) tuple(zero, xi, yi)
+  w = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body
+  w1 = f32[8] get-tuple-element(w), index=1
+  w2 = f32[8] get-tuple-element(w), index=2
+  ROOT r = (f32[8], f32[8]) tuple(w1, w2)
+}
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  c = (f32[8], f32[8]) call(x, y), to_apply=inner
+  g0 = f32[8] get-tuple-element(c), index=0
+  g1 = f32[8] get-tuple-element(c), index=1
+  d = f32[8] subtract(g0, g1)
+  ROOT o = (f32[8], f32[8], f32[8]) tuple(d, g1, g0)
+}
+""", [np.linspace(-1, 1, 8).astype(np.float32), np.linspace(0.5, 2, 8).astype(np.float32)], 0.0)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind != "b" else a
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name, workdir):
+    text = CASES[name][0]
+    inputs, expected = load_case(name)
+    got = run_hlo_text(text, inputs, workdir, name)
+    assert len(got) == len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert g.shape == e.shape, f"{name} output {k}: shape {g.shape} != {e.shape}"
+        np.testing.assert_array_equal(_bits(g), _bits(e), err_msg=f"{name} output {k}")
