@@ -44,6 +44,10 @@ def _is_flat(producers: dict[str, Instruction], names: set[str]) -> bool:
         r = rule(ins.opcode)
         if r is None or KEEPS_INDEX not in r.traits:
             return False
+        # a width-changing bitcast-convert reads another number of elements than it writes
+        if any(isinstance(producers[o].shape, ArrayShape) and isinstance(ins.shape, ArrayShape)
+               and producers[o].shape.rank > 0 and producers[o].shape.size != ins.shape.size for o in ins.operands):
+            return False
         # elementwise ops with scalar operands broadcast implicitly (select/clamp)
         if any(isinstance(producers[o].shape, ArrayShape) and producers[o].shape.rank == 0
                and isinstance(ins.shape, ArrayShape) and ins.shape.rank > 0 for o in ins.operands):

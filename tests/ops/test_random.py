@@ -2,12 +2,15 @@
 against XLA:CPU, bit for bit, the returned state included; and the plumbing jax.random
 leaves after inlining: a while loop's results re-tupled by a call and read back.
 
+Halves carry quiet NaNs only: a signaling f16/bf16 NaN read as a value is quieted by the
+runtime's f16 -> f32 -> f16 path (the same for every bitcast-convert of halves).
 Generated bits are compared as unsigned integers of their width: the oracle hands some
 types back as their bits, and bits are what the generator defines.
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -88,6 +91,35 @@ ENTRY main {
   ROOT o = (f32[8], f32[8], f32[8]) tuple(d, g1, g0)
 }
 """, [np.linspace(-1, 1, 8).astype(np.float32), np.linspace(0.5, 2, 8).astype(np.float32)], 0.0)
+
+
+def _bitcast(name: str, src: str, dst: str, extra: str = "") -> str:
+    return f"""HloModule {name}
+ENTRY main {{
+  x = {src} parameter(0)
+  b = {dst} bitcast-convert(x){extra}
+  ROOT t = ({dst}) tuple(b)
+}}
+"""
+
+
+_W = np.random.default_rng(11)
+_U64 = _W.integers(0, 2**64 - 1, (37,), dtype=np.uint64, endpoint=True)
+for _name, _src, _dst, _x in (
+        ("u64_to_u32", "u64[37]", "u32[37,2]", _U64),
+        ("u32_to_u64", "u32[5,37,2]", "u64[5,37]", _W.integers(0, 2**32, (5, 37, 2), dtype=np.uint64).astype(np.uint32)),
+        ("s64_to_s8", "s64[9]", "s8[9,8]", _U64.view(np.int64)[:9]),
+        ("u8_to_s64", "u8[3,8]", "s64[3]", _W.integers(0, 256, (3, 8)).astype(np.uint8)),
+        ("f32_to_u8", "f32[10]", "u8[10,4]", np.array([1.0, -2.5, 0.0, -0.0, 3.4e38, 1e-40, np.inf, -np.inf, np.nan, 7.0], np.float32)),
+        ("u16_to_f32", "u16[6,2]", "f32[6]", np.array([[0, 0x3F80], [0, 0x7FC0], [1, 0x7F80], [0xFFFF, 0xFFFF], [0, 0x8000], [0x1234, 0x4049]], np.uint16)),
+        ("f64_to_f32", "f64[4]", "f32[4,2]", np.array([1.0, -1e300, np.pi, 2.0**-1074], np.float64)),
+        ("s32_to_f64", "s32[4,2]", "f64[4]", np.array([[0, 0x3FF00000], [1, -1], [0, 0x7FF80000], [-7, 0]], np.int32)),
+        ("bf16_to_u32", "bf16[3,2]", "u32[3]", np.array([[0x3F80, 0x4000], [0x0001, 0x8000], [0x7F80, 0xFF80]], np.uint16).view(ml_dtypes.bfloat16)),
+        ("u64_to_u16", "u64[7]", "u16[7,4]", _U64[:7]),
+        ("u32_to_f16", "u32[3]", "f16[3,2]", np.array([0x7E1C3C00, 0xFE017C00, 0x80000001], np.uint32)),
+        ("f16_to_u32", "f16[3,2]", "u32[3]", np.array([[0x3C00, 0x7E1C], [0x7C00, 0xFE01], [1, 0x8000]], np.uint16).view(np.float16))):
+    _n = f"bitcast_width_{_name}"
+    CASES[_n] = (_bitcast(_n, _src, _dst), [_x], 0.0)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
