@@ -77,13 +77,16 @@ class _Stderr:
         return False
 
 
-def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str) -> list[np.ndarray]:
-    """Compile HLO text with aotc and run it on `inputs` (in parameter order)."""
+def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
+                 const_encoding: str = "auto") -> list[np.ndarray]:
+    """Compile HLO text with aotc and run it on `inputs` (in parameter order). Large
+    constants need `const_encoding="array"` (this runner writes only the .c and .h)."""
     from aotc import driver
     from aotc.options import CompileOptions
 
-    fe = driver.frontend(f"{name}.hlo", None, CompileOptions(), text=text)
-    gen = driver.generate(fe, str(workdir / f"lib{name}"), CompileOptions())
+    opts = CompileOptions(const_encoding=const_encoding)
+    fe = driver.frontend(f"{name}.hlo", None, opts, text=text)
+    gen = driver.generate(fe, str(workdir / f"lib{name}"), opts)
     c_path, so_path = workdir / f"lib{name}.c", workdir / f"lib{name}.so"
     c_path.write_text(gen.c_text)
     (workdir / gen.header_name).write_text(gen.h_text)

@@ -1,6 +1,8 @@
 """rng-bit-generator (Threefry, Philox, rng_default) and width-changing bitcast-convert
-against XLA:CPU, bit for bit, the returned state included; and the plumbing jax.random
-leaves after inlining: a while loop's results re-tupled by a call and read back.
+against XLA:CPU, bit for bit, the returned state included; the plumbing jax.random
+leaves after inlining (a while loop's results re-tupled by a call and read back); and
+jax.random's samplers under the threefry2x32, rbg and unsafe_rbg implementations, as
+exported before and after XLA's optimizations (tests/data/random, export.py there).
 
 Halves carry quiet NaNs only: a signaling f16/bf16 NaN read as a value is quieted by the
 runtime's f16 -> f32 -> f16 path (the same for every bitcast-convert of halves).
@@ -9,6 +11,8 @@ types back as their bits, and bits are what the generator defines.
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -136,3 +140,40 @@ def test_case(name, workdir):
     for k, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, f"{name} output {k}: shape {g.shape} != {e.shape}"
         np.testing.assert_array_equal(_bits(g), _bits(e), err_msg=f"{name} output {k}")
+
+
+# ------------------------------------------------------------------ jax.random models
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "random"
+# before optimization, XLA's constant folder computes erf of the (constant) bounds with
+# libm's erff, where aotc runs XLA's erf polynomial (aotc folds no transcendental): the
+# uniform sample's range, and so the sample, can differ by an ulp or two
+_TOL = {"truncated_normal.pre": 2e-6}
+# in the fast run: one model per generator path; the rest are slow
+_FAST = {"tf_normal.pre", "tf_normal.post", "tf_split_fold_in.pre", "rbg_normal.pre",
+         "rbg_split_fold_in.pre", "urbg_split_fold_in.pre"}
+
+
+def _models() -> list:
+    out = []
+    for path in sorted(MODELS.glob("*.hlo")):
+        name = path.name[:-len(".hlo")]
+        marks = () if name in _FAST else (pytest.mark.slow,)
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("model", _models())
+def test_jax_random(model, workdir):
+    z = np.load(MODELS / f"{model.split('.')[0]}.npz")
+    expected = [z[f"out{k}"] for k in range(sum(1 for n in z.files if n.startswith("out")))]
+    got = run_hlo_text((MODELS / f"{model}.hlo").read_text(), [z["in0"]], workdir,
+                       model.replace(".", "_"), const_encoding="array")
+    assert len(got) == len(expected)
+    rtol = next((t for k, t in _TOL.items() if model.endswith(k)), 0.0)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert g.shape == e.shape, f"{model} output {k}: shape {g.shape} != {e.shape}"
+        if rtol:
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol, err_msg=f"{model} output {k}")
+        else:
+            np.testing.assert_array_equal(_bits(g), _bits(e), err_msg=f"{model} output {k}")
