@@ -73,6 +73,8 @@ def lower_control_flow(m: Module, comp: Computation, kernels: tuple[str, ...], p
     out: dict[str, object] = {}
     for kname in kernels:
         r = rule(comp.get(kname).opcode)
+        if comp.get(kname).opcode == Op.WHILE:
+            _refuse_rng_in_loop(m, comp.get(kname), source_text)
         for callee in (r.runs(comp.get(kname)) if r is not None and r.runs is not None else ()):
             if callee not in programs and sum(p is None for p in programs.values()) >= MAX_CONTROL_DEPTH:
                 raise located(f"control flow nested more than {MAX_CONTROL_DEPTH} levels deep (loop and branch "
@@ -87,6 +89,23 @@ def lower_control_flow(m: Module, comp: Computation, kernels: tuple[str, ...], p
                 raise located(f"computation {callee} calls itself through control flow", c.loc, source_text)
             out[callee] = programs[callee]
     return out
+
+
+def _refuse_rng_in_loop(m: Module, loop: Instruction, source_text: str | None) -> None:
+    """aotc's `rng` gives the same values on every run (ops/random.py): in a loop every trip
+    would repeat them, where XLA draws fresh ones, so a loop reaching one is refused."""
+    todo, seen = list(loop.called_computations()), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for ins in m.computation(name).instructions:
+            if ins.opcode == Op.RNG:
+                raise located(f"rng {ins.name} runs in the loop {loop.name}: aotc's rng gives the same values on "
+                              "every run, so each trip would repeat them (use rng-bit-generator with a state "
+                              "the loop carries)", ins.loc or loop.loc, source_text)
+            todo.extend(ins.called_computations())
 
 
 def _lower(module: Module, comp_name: str, parent: str, target: str, source: str, source_text: str | None,

@@ -1,8 +1,17 @@
-"""rng-bit-generator: XLA's counter-based generators (Threefry2x32-20, Philox4x32-10) as
-kernel IR, bit for bit as XLA:CPU expands them (`RngBitGeneratorExpander` over
-`xla/hlo/builder/lib/prng.cc`), the returned state included. `rng_default` is Philox on
-XLA:CPU. `rng` (XLA draws it from a process-global state that advances on every
-execution, so no two runs agree) is refused with a located error.
+"""Random numbers. `rng-bit-generator`: XLA's counter-based generators (Threefry2x32-20,
+Philox4x32-10) as kernel IR, bit for bit as XLA:CPU expands them (`RngBitGeneratorExpander`
+over `xla/hlo/builder/lib/prng.cc`), the returned state included; `rng_default` is Philox
+on XLA:CPU.
+
+`rng` (rng_uniform, rng_normal) cannot match XLA's bits: XLA:CPU draws it from a
+process-global state that advances on every execution, so two runs of one executable
+differ. aotc's `rng` is a pure function of the module instead: Philox4x32-10 keyed by the
+64-bit FNV-1a hash of the instruction's name, the counter the element's block index
+(state 0); the same values on every run. The bits become samples as XLA's prng.cc makes
+them: uniform floats from the top mantissa bits (`[a, b)`), uniform integers by the
+remainder modulo `b - a` (XLA's two-step sum; `b <= a` gives `a`), normals by Box-Muller
+on pairs (`mu + sigma * z`). A while body or condition holding an `rng` is refused
+(lower/subprogram.py): every trip would repeat the same values.
 
 Each loop trip runs the cipher once and stores all the words it gives (2 for Threefry, 4
 for Philox): no per-element call, no recomputed block. Trips are independent, so the
@@ -16,9 +25,9 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import ir as K
-from ..kernel.builder import store_value
+from ..kernel.builder import Index, store_value
 from .bitcast_convert import _from_bits
-from .elementwise import _arr
+from .elementwise import _arr, call
 from .rule import OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
@@ -237,3 +246,104 @@ def _rbg_kernel(kb, instr: Instruction, outs) -> None:
 
 
 RULES.append(OpRule("rng-bit-generator", shape=_rbg_shape, kernel=_rbg_kernel, buffered_operands=True))
+
+
+# ------------------------------------------------------------------ rng
+
+
+def _rng_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    out = instr.array_shape
+    dist = str(instr.attr("distribution", "")).lower()
+    if dist not in ("rng_uniform", "rng_normal"):
+        raise ShapeError(f"rng distribution={dist or '?'} is not rng_uniform or rng_normal")
+    ok = ("f32", "f64") if dist == "rng_normal" else ("f32", "f64", "s32", "u32", "s64", "u64")
+    if out.dtype.name not in ok:
+        raise ShapeError(f"rng {dist} of {out.dtype.name} is not supported (aotc: {', '.join(ok)})")
+    if len(shapes) != 2:
+        raise ShapeError(f"rng takes two scalar operands, got {len(shapes)}")
+    for k, s in enumerate(shapes):
+        a = _arr(s, f"operand {k}")
+        if a.rank != 0 or a.dtype != out.dtype:
+            raise ShapeError(f"rng operand {k} must be a {out.dtype.name} scalar, got {a.text(False)}")
+    return out.with_layout(None)
+
+
+def fnv1a64(text: str) -> int:
+    """The 64-bit FNV-1a hash of `text`'s UTF-8 bytes: an `rng` instruction's key."""
+    h = 0xCBF29CE484222325
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _uniform_float(kb, bits: K.Expr, lo: K.Expr, hi: K.Expr, dt) -> K.Expr:
+    """XLA's ConvertRandomBitsToUniformFloatingPoint: the top mantissa bits as an integer,
+    scaled into [0, 1), then `u * (hi - lo) + lo`."""
+    mant = 23 if dt.name == "f32" else 52
+    top = K.Binary(">>", bits, K.Const(bits.ty.bits - mant, bits.ty), bits.ty)
+    u = K.Binary("*", K.Cast(top, dt), K.Const(2.0 ** -mant, dt), dt)
+    return K.Binary("+", K.Binary("*", u, K.Binary("-", hi, lo, dt), dt), lo, dt)
+
+
+def _uniform_int(kb, bits: K.Expr, lo: K.Expr, hi: K.Expr, dt) -> K.Expr:
+    """XLA's ConvertRandomBitsToUniformInt: `lo + d/2 + (d - d/2)`, d = bits mod (hi - lo)
+    in unsigned arithmetic (so the sum never overflows); an empty range gives `lo`."""
+    u = bits.ty
+    as_u = (lambda e: e) if dt.kind == "uint" else (lambda e: call(f"aotc_cvt_{dt.name}_{u.name}", u, e))
+    rng = kb.let(K.Binary("-", as_u(hi), as_u(lo), u), "range")
+    d = kb.let(K.Binary("%", bits, K.Select(K.Binary("==", rng, K.Const(0, u), K.BOOL), K.Const(1, u), rng, u), u), "d")
+    half = K.Binary(">>", d, K.Const(1, u), u)
+    total = K.Binary("+", K.Binary("+", as_u(lo), half, u), K.Binary("-", d, half, u), u)
+    val = total if dt.kind == "uint" else call(f"aotc_cvt_{u.name}_{dt.name}", dt, total)
+    return K.Select(K.Binary("==", rng, K.Const(0, u), K.BOOL), lo, val, dt)
+
+
+def _box_muller(kb, x0: K.Expr, x1: K.Expr, dt) -> tuple[K.Expr, K.Expr]:
+    """prng.cc's BoxMullerTransform of two uniforms in [0, 1)."""
+    sfx = dt.name
+    u1 = kb.let(call(f"aotc_max_{sfx}", dt, x0, K.Const(1.0e-7, dt)), "u1")
+    v1 = kb.let(K.Binary("*", K.Const(6.2831853071795864769, dt), x1, dt), "v1")
+    u2 = kb.let(call(f"aotc_sqrt_{sfx}", dt, K.Binary("*", K.Const(-2.0, dt), call(f"aotc_log_{sfx}", dt, u1), dt)), "u2")
+    return (K.Binary("*", call(f"aotc_sin_{sfx}", dt, v1), u2, dt), K.Binary("*", call(f"aotc_cos_{sfx}", dt, v1), u2, dt))
+
+
+def _rng_kernel(kb, instr: Instruction, outs) -> None:
+    (out,) = outs
+    dt = instr.array_shape.dtype
+    normal = str(instr.attr("distribution")).lower() == "rng_normal"
+    scalar = Index((), ())
+    a = kb.let(kb.operand(instr, 0, scalar), "a")
+    b = kb.let(kb.operand(instr, 1, scalar), "b")
+    h = fnv1a64(instr.name)
+    key = (K.Const(h & 0xFFFFFFFF, U32), K.Const(h >> 32, U32))
+    n = instr.array_shape.size
+    wide = dt.bits == 64
+    per = 2 if wide else 4  # elements one Philox block gives
+
+    def emit(i: K.Expr, elements: int) -> None:
+        c = kb.let(K.Cast(i, U64), "ctr")
+        w = philox4x32(kb, key, (kb.let(_lo(c), "x"), kb.let(_hi(c), "x"), _c(0), _c(0)))
+        bits = (_join(w[0], w[1]), _join(w[2], w[3])) if wide else w
+        if normal:
+            zero, one = K.Const(0.0, dt), K.Const(1.0, dt)
+            vals: list[K.Expr] = []
+            for p in range(0, per, 2):
+                z = _box_muller(kb, kb.let(_uniform_float(kb, bits[p], zero, one, dt), "u"),
+                                kb.let(_uniform_float(kb, bits[p + 1], zero, one, dt), "u"), dt)
+                vals += [K.Binary("+", a, K.Binary("*", b, zk, dt), dt) for zk in z]
+        elif dt.kind == "float":
+            vals = [_uniform_float(kb, x, a, b, dt) for x in bits]
+        else:
+            vals = [_uniform_int(kb, x, a, b, dt) for x in bits]
+        for t in range(elements):
+            kb.store(out, i * per + t, vals[t])
+
+    if n // per:
+        i = kb.loop("i", n // per, (K.PARALLEL,))
+        emit(i, per)
+        kb.close()
+    if n % per:
+        emit(K.Const(n // per), n % per)
+
+
+RULES.append(OpRule("rng", shape=_rng_shape, kernel=_rng_kernel))

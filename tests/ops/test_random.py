@@ -126,12 +126,36 @@ for _name, _src, _dst, _x in (
     CASES[_n] = (_bitcast(_n, _src, _dst), [_x], 0.0)
 
 
+# rng: XLA's values differ on every execution, so these cases hold XLA's samples, and aotc's
+# are compared with them as distributions (two-sample Kolmogorov-Smirnov) and by range
+def _rng(name: str, dist: str, ty: str, n: int) -> str:
+    return f"""HloModule {name}
+ENTRY main {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT r = {ty}[{n}] rng(a, b), distribution={dist}
+}}
+"""
+
+
+RNG_CASES = {
+    "rng_dist_uniform_f32": ("rng_uniform", "f32", (np.float32(-2.0), np.float32(3.0))),
+    "rng_dist_uniform_f64": ("rng_uniform", "f64", (np.float64(0.5), np.float64(0.75))),
+    "rng_dist_normal_f32": ("rng_normal", "f32", (np.float32(1.0), np.float32(2.0))),
+    "rng_dist_normal_f64": ("rng_normal", "f64", (np.float64(-3.0), np.float64(0.5))),
+    "rng_dist_uniform_s32": ("rng_uniform", "s32", (np.int32(-1000), np.int32(77777))),
+    "rng_dist_uniform_u64": ("rng_uniform", "u64", (np.uint64(5), np.uint64(2**40 + 3))),
+}
+for _name, (_dist, _ty, _ab) in RNG_CASES.items():
+    CASES[_name] = (_rng(_name, _dist, _ty, 20001), list(_ab), None)
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind != "b" else a
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n not in RNG_CASES))
 def test_case(name, workdir):
     text = CASES[name][0]
     inputs, expected = load_case(name)
@@ -177,3 +201,50 @@ def test_jax_random(model, workdir):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol, err_msg=f"{model} output {k}")
         else:
             np.testing.assert_array_equal(_bits(g), _bits(e), err_msg=f"{model} output {k}")
+
+
+@pytest.mark.parametrize("name", sorted(RNG_CASES))
+def test_rng_distribution(name, workdir):
+    stats = pytest.importorskip("scipy.stats")
+    dist, _, (a, b) = RNG_CASES[name]
+    inputs, (xla,) = load_case(name)
+    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, name)
+    assert got.dtype == xla.dtype and got.shape == xla.shape
+    assert np.all(np.isfinite(got.astype(np.float64)))
+    if dist == "rng_uniform":
+        assert got.min() >= a and got.max() < b, (got.min(), got.max())
+    p = stats.ks_2samp(got.astype(np.float64), xla.astype(np.float64)).pvalue
+    assert p > 1e-3, f"{name}: aotc's samples and XLA's differ in distribution (KS p = {p:.2g})"
+    (again,) = run_hlo_text(CASES[name][0], inputs, workdir, name + "_again")
+    np.testing.assert_array_equal(again, got)  # the same values on every run
+
+
+def test_rng_in_loop_is_refused(workdir):
+    from aotc.errors import AotcError
+    text = """HloModule rng_loop
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  q = (s32[], f32[4]) parameter(0)
+  k = s32[] get-tuple-element(q), index=0
+  one = s32[] constant(1)
+  j = s32[] add(k, one)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[4] rng(lo, hi), distribution=rng_uniform
+  ROOT t = (s32[], f32[4]) tuple(j, r)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, x)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT o = f32[4] get-tuple-element(w), index=1
+}
+"""
+    with pytest.raises(AotcError, match=r"rng r runs in the loop w"):
+        run_hlo_text(text, [np.zeros(4, np.float32)], workdir, "rng_loop")
