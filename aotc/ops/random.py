@@ -45,9 +45,9 @@ def _algorithm(instr: Instruction) -> str:
 
 
 def _rbg_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    (st,) = [_arr(s, "state") for s in shapes] if len(shapes) == 1 else (None,)
-    if st is None:
+    if len(shapes) != 1:
         raise ShapeError("rng-bit-generator takes one operand, the state")
+    st = _arr(shapes[0], "state")
     alg = _algorithm(instr)
     sizes = (2,) if alg == "rng_three_fry" else (2, 3)
     if st.dtype.name != "u64" or st.rank != 1 or st.dims[0] not in sizes:
