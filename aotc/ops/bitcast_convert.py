@@ -29,8 +29,8 @@ def _bitcast_convert_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         if a.dims != out.dims:
             raise ShapeError(f"bitcast-convert from {a.text(False)} to {out.text(False)} must keep the dimensions")
         return ArrayShape(out.dtype, a.dims)
-    wide, narrow = (a.dtype, out.dtype) if a.dtype.bits > out.dtype.bits else (out.dtype, a.dtype)
-    if wide.bits not in _UINT or narrow.bits not in _UINT or "pred" in (a.dtype.kind, out.dtype.kind):
+    wide, narrow = (a.dtype, out.dtype) if a.dtype.width > out.dtype.width else (out.dtype, a.dtype)
+    if wide.width not in _UINT or narrow.width not in _UINT or "pred" in (a.dtype.kind, out.dtype.kind):
         raise ShapeError(f"bitcast-convert from {a.text(False)} to {out.text(False)} changes the width: "
                          "aotc supports that between 8, 16, 32 and 64-bit types only")
     r = wide.bits // narrow.bits

@@ -58,8 +58,7 @@ def _rbg_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         raise ShapeError("rng-bit-generator returns a tuple (new state, bits)")
     bits = out.elements[1]
     dt = bits.dtype
-    if dt.bits not in (8, 16, 32, 64) or dt.kind in ("pred", "complex", "token") or dt.is_subbyte_int \
-            or (dt.is_narrow_float and dt.bits != 8):
+    if dt.width not in (8, 16, 32, 64) or dt.kind in ("pred", "complex", "token"):
         raise ShapeError(f"rng-bit-generator cannot generate {dt.name} bits (8/16/32/64-bit integers "
                          "and floats only)")
     return TupleShape((ArrayShape(st.dtype, st.dims), ArrayShape(dt, bits.dims)))

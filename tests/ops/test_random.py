@@ -47,7 +47,7 @@ for _alg, _short in (("rng_three_fry", "tf"), ("rng_philox", "ph"), ("rng_defaul
                             ("s32", (33,), "plain"), ("f32", (17, 2), "plain"), ("f64", (9,), "wrap"),
                             ("u16", (11,), "plain"), ("s16", (4, 5), "wrap"), ("f16", (7,), "plain"),
                             ("bf16", (7,), "plain"), ("u8", (13,), "plain"), ("s8", (5,), "wrap"),
-                            ("s64", (5,), "plain")):
+                            ("s64", (5,), "plain"), ("f8e4m3fn", (9,), "wrap"), ("f8e5m2", (6,), "plain")):
         _name = f"rbg_{_short}_{_ty}_{'x'.join(map(str, _dims)) or 'scalar'}_{_st}"
         CASES[_name] = (_rbg(_name, _alg, _ty, _dims), [_STATES[_st]], 0.0)
     if _alg != "rng_three_fry":
