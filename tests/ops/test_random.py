@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.ops.conftest import load_case, run_hlo_text
+from .conftest import load_case, run_hlo_text, run_hlo_text_asan
 
 _U64MAX = 2**64 - 1
 
@@ -155,11 +155,13 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind != "b" else a
 
 
+@pytest.mark.parametrize("sanitize", ["ubsan", pytest.param("asan", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", sorted(n for n in CASES if n not in RNG_CASES))
-def test_case(name, workdir):
+def test_case(name, sanitize, workdir):
+    """Built with UBSan (ctypes), and in the slow variant with ASan and UBSan (a runner)."""
     text = CASES[name][0]
     inputs, expected = load_case(name)
-    got = run_hlo_text(text, inputs, workdir, name)
+    got = (run_hlo_text if sanitize == "ubsan" else run_hlo_text_asan)(text, inputs, workdir, name)
     assert len(got) == len(expected)
     for k, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, f"{name} output {k}: shape {g.shape} != {e.shape}"
