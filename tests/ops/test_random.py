@@ -147,7 +147,7 @@ RNG_CASES = {
     "rng_dist_uniform_u64": ("rng_uniform", "u64", (np.uint64(5), np.uint64(2**40 + 3))),
 }
 for _name, (_dist, _ty, _ab) in RNG_CASES.items():
-    CASES[_name] = (_rng(_name, _dist, _ty, 20001), list(_ab), None)
+    CASES[_name] = (_rng(_name, _dist, _ty, 10001), list(_ab), None)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
