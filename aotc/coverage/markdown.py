@@ -78,5 +78,7 @@ _SEMANTICS = (
     "edge cases (see `tests/data/corpus`, `tests/data/fixtures` and `tests/data/coverage`, whose expected "
     "outputs come from XLA itself): NaN propagation in max/min, flush-to-zero arithmetic, integer division "
     "by zero, shifts past the bit width, saturating float→int conversion, clamped gather indices, skipped "
-    "out-of-bounds scatter updates. The HLO parser accepts every opcode XLA prints; one aotc cannot compile "
+    "out-of-bounds scatter updates. One op cannot follow XLA:CPU's values: its `rng` draws from a process-wide "
+    "state and gives new values on every run; aotc's is Philox keyed by the instruction's name, the same "
+    "values on every run, with XLA's distributions (`aotc/ops/random.py`). The HLO parser accepts every opcode XLA prints; one aotc cannot compile "
     "is a located error naming it.")
