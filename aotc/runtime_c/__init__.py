@@ -23,6 +23,8 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_simd.h",  # f32 vocabulary of vectorized kernels (8 lanes, the widest), same bits as aotc_math.h
     "aotc_gemm.h",  # sgemm/dgemm declarations and blocking parameters
     "aotc_gemm.c",  # packed GEMM and its micro-kernels
+    "aotc_fft.h",  # FFT declarations (fft op: FFT, IFFT, RFFT, IRFFT) and scratch sizes
+    "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths
     "aotc_thread.h",  # threads, locks, atomics: POSIX or Win32; C11, C++ or MSVC atomics
     "aotc_pool.h",  # thread pool API, plug-in pool type
     "aotc_pool.c",  # thread pool implementation

@@ -1,0 +1,44 @@
+/* aotc_fft.h -- fast Fourier transforms of XLA's `fft` op (FFT, IFFT, RFFT, IRFFT).
+ *
+ * Declares the entry points and the scratch they need; the implementation is
+ * aotc_fft.c.  Transforms of 1 to 3 trailing dimensions, batched over the
+ * leading ones, for c64 (f32) and c128 (f64) data.  No allocation: every table
+ * and work buffer lives in the caller's scratch.
+ */
+#ifndef AOTC_FFT_H
+#define AOTC_FFT_H
+
+#ifndef AOTC_RT_H
+#include "aotc_rt.h"
+#endif
+
+/* fft_type, as XLA spells it */
+#define AOTC_FFT_FFT 0   /* complex -> complex, exp(-2 pi i jk/n) */
+#define AOTC_FFT_IFFT 1  /* complex -> complex, exp(+2 pi i jk/n), scaled by 1/n */
+#define AOTC_FFT_RFFT 2  /* real -> complex, n/2+1 values along the last axis */
+#define AOTC_FFT_IRFFT 3 /* complex (n/2+1 along the last axis) -> real, scaled by 1/n */
+
+/* Lines transformed together: the work buffers hold this many lines side by
+ * side, so the butterflies run over contiguous lanes. */
+#define AOTC_FFT_LANES 8
+
+/* Bytes of scratch (64-byte aligned) one call of the given kind and lengths
+ * needs.  n0, n1, n2 are the fft_length of a 3-D transform (a 1-D transform of
+ * length n is 1, 1, n); for RFFT and IRFFT n2 is the real length.  The same
+ * for f32 and f64 data (the transforms compute in double). */
+AOTC_RT_API size_t aotc_fft_scratch_need(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2);
+
+/* out = the transform `kind` of `batch` arrays [n0, n1, n2] of `in`, both
+ * row-major.  FFT/IFFT: in and out are complex [batch, n0, n1, n2] (they may
+ * be the same buffer).  RFFT: in is real [batch, n0, n1, n2], out complex
+ * [batch, n0, n1, n2/2+1].  IRFFT: in is complex [batch, n0, n1, n2/2+1] (the
+ * imaginary parts of the zero and, for even n2, the n2/2 frequency are
+ * ignored along the last axis), out real [batch, n0, n1, n2].  aotc_fft_c64
+ * reads and writes f32 / c64, aotc_fft_c128 f64 / c128.  `scratch` holds
+ * aotc_fft_scratch_need bytes, 64-byte aligned.  Single-threaded; reentrant. */
+AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
+                              void* out, void* scratch);
+AOTC_RT_API void aotc_fft_c128(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
+                               void* out, void* scratch);
+
+#endif /* AOTC_FFT_H */
