@@ -84,3 +84,51 @@ def runtime_source() -> str:
         text = runtime_path(name).read_text(encoding="utf-8")
         parts.append(f"/* ==== aotc runtime: {name} ==== */\n{text.rstrip()}\n")
     return "\n".join(parts)
+
+
+# ---- FFT scratch (aotc_fft_scratch_need in aotc_fft.c; tests check the two agree)
+
+FFT_LANES = 8  # AOTC_FFT_LANES: lines transformed side by side
+FFT_KINDS = {"FFT": 0, "IFFT": 1, "RFFT": 2, "IRFFT": 3}  # AOTC_FFT_FFT ...
+
+
+def _up64(b: int) -> int:
+    return (b + 63) // 64 * 64
+
+
+def _smooth(n: int) -> bool:
+    if n < 1:
+        return False
+    for p in (2, 3, 5):
+        while n % p == 0:
+            n //= p
+    return n == 1
+
+
+def fft_core_len(n: int) -> int:
+    """The Stockham length of a length-n transform: n, or Bluestein's 5-smooth m >= 2n-1."""
+    if n <= 1 or _smooth(n):
+        return n
+    m = 2 * n - 1
+    while not _smooth(m):
+        m += 1
+    return m
+
+
+def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> int:
+    """Scratch bytes one aotc_fft_c64/aotc_fft_c128 call of `batch` transforms of fft_length
+    `lengths` (three, leading ones 1) needs: the IRFFT intermediate, each transformed
+    axis's tables (twiddles; Bluestein's chirp and its transform), three work buffers."""
+    n0, n1, n2 = lengths
+    if batch <= 0 or min(lengths) <= 0:
+        return 0
+    total = 0
+    if kind == "IRFFT" and (n0 > 1 or n1 > 1):
+        total += _up64(batch * n0 * n1 * (n2 // 2 + 1) * 16)
+    used = [n for d, n in enumerate(lengths) if n > 1 or d == 2]
+    for n in used:
+        core = fft_core_len(n)
+        total += _up64(core * 16) + (_up64(n * 16) + _up64(core * 16) if core != n else 0)
+    total += _up64(max(used) * 16 * FFT_LANES)
+    total += 2 * _up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES)
+    return total

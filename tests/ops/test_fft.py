@@ -1,0 +1,147 @@
+"""fft (FFT, IFFT, RFFT, IRFFT over 1-3 trailing dimensions) against XLA:CPU (DUCC):
+lengths with factors 2, 3, 5 and others (Bluestein), batched, c64 and c128, IRFFT of
+non-Hermitian input (XLA ignores the imaginary parts of the zero and Nyquist
+frequencies), zero and one lengths, and jnp.fft functions as JAX exports them before
+and after optimization (tests/ops/data/fft_jax, from gen_fft_modules.py).
+
+Tolerance: errors relative to the largest magnitude of the output. DUCC rounds each
+butterfly in the data's precision, so its error grows like eps * log2(N); aotc computes
+in double and rounds once. Each output gets 2 eps * (log2 N + 2), N the transform's
+total length: a few ulp per radix pass of XLA's own rounding.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+from math import log2, prod
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .gen_fft_modules import MODULES
+from .conftest import assert_matches, load_case, run_hlo_text, run_hlo_text_asan
+
+JAX_DIR = Path(__file__).resolve().parent / "data" / "fft_jax"
+EPS = {"c64": float(np.finfo(np.float32).eps), "f32": float(np.finfo(np.float32).eps),
+       "c128": float(np.finfo(np.float64).eps), "f64": float(np.finfo(np.float64).eps)}
+NP = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64}
+COMPLEX = {"f32": "c64", "f64": "c128"}
+REAL = {"c64": "f32", "c128": "f64"}
+
+
+def tol(ty: str, n: int) -> float:
+    return 2 * EPS[ty] * (log2(max(n, 2)) + 2)
+
+
+def _data(rng, ty: str, dims: tuple[int, ...]) -> np.ndarray:
+    if ty in ("c64", "c128"):
+        return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(NP[ty])
+    return rng.standard_normal(dims).astype(NP[ty])
+
+
+def _module(kind: str, ty: str, items: list[tuple[tuple[int, ...], tuple[int, ...]]], seed: int):
+    """One module: an fft of `kind` per (batch dims, fft_length) on parameters of type `ty`;
+    returns (text, inputs, per-output rtol)."""
+    rng = np.random.default_rng(seed)
+    lines, roots, outs, inputs, rtols = [], [], [], [], []
+    for k, (batch, lengths) in enumerate(items):
+        tail = lengths[:-1] + (lengths[-1] // 2 + 1,) if kind == "IRFFT" else lengths
+        out_tail = lengths[:-1] + (lengths[-1] // 2 + 1,) if kind == "RFFT" else lengths
+        out_ty = COMPLEX[ty] if kind == "RFFT" else REAL[ty] if kind == "IRFFT" else ty
+        dims, odims = batch + tail, batch + out_tail
+        shp = f"{ty}[{','.join(map(str, dims))}]"
+        oshp = f"{out_ty}[{','.join(map(str, odims))}]"
+        lines.append(f"  p{k} = {shp} parameter({k})")
+        lines.append(f"  f{k} = {oshp} fft(p{k}), fft_type={kind}, fft_length={{{','.join(map(str, lengths))}}}")
+        roots.append(f"f{k}")
+        outs.append(oshp)
+        inputs.append(_data(rng, ty, dims))
+        rtols.append(tol(ty, prod(lengths)))
+    text = "HloModule m\n\nENTRY e {\n" + "\n".join(lines) + \
+        f"\n  ROOT t = ({', '.join(outs)}) tuple({', '.join(roots)})\n}}\n"
+    return text, inputs, tuple(rtols)
+
+
+SIZES_1D = [1, 2, 8, 12, 60, 97, 128, 210, 1000, 1024, 4096]
+
+
+def _batch(n: int) -> tuple[int, ...]:
+    return (2,) if n >= 1000 else (3,)
+
+
+# name -> (HLO text, inputs in parameter order, rtol: one, or one per output)
+CASES: dict[str, tuple] = {}
+for _kind in ("FFT", "IFFT", "RFFT", "IRFFT"):
+    for _ty in (("f32", "f64") if _kind == "RFFT" else ("c64", "c128")):
+        _s = len(CASES)
+        CASES[f"fft_1d_{_kind.lower()}_{_ty}"] = _module(_kind, _ty, [(_batch(n), (n,)) for n in SIZES_1D], _s)
+        CASES[f"fft_nd_{_kind.lower()}_{_ty}"] = _module(
+            _kind, _ty, [((2,), (64, 48)), ((), (16, 12, 10)), ((2, 2), (5, 7, 6)), ((3,), (1, 97))], 100 + _s)
+CASES["fft_256x256_c64"] = _module("FFT", "c64", [((), (256, 256))], 7)
+CASES["fft_256x256_irfft_c64"] = _module("IRFFT", "c64", [((), (256, 256))], 10)
+# length 1 (identity; IRFFT keeps the real part), fft_length {1,1}, and IRFFT of non-Hermitian
+# spectra of even and odd length (imaginary parts of the DC and Nyquist terms ignored)
+CASES["fft_ones_c64"] = _module("FFT", "c64", [((4,), (1,)), ((2,), (1, 1)), ((3, 2), (1, 5))], 12)
+CASES["fft_ones_ifft_c64"] = _module("IFFT", "c64", [((4,), (1,)), ((2,), (1, 1))], 13)
+CASES["fft_ones_rfft_f32"] = _module("RFFT", "f32", [((4,), (1,)), ((2,), (1, 1))], 14)
+CASES["fft_ones_irfft_c64"] = _module("IRFFT", "c64", [((4,), (1,)), ((2,), (1, 1)), ((2,), (2,)), ((2,), (3,))], 15)
+
+_EMPTY = """HloModule m
+
+ENTRY e {
+  p0 = c64[3,0] parameter(0)
+  p1 = f32[0,8] parameter(1)
+  p2 = c64[2,0] parameter(2)
+  p3 = c64[0,4,5] parameter(3)
+  f0 = c64[3,0] fft(p0), fft_type=FFT, fft_length={0}
+  f1 = c64[0,5] fft(p1), fft_type=RFFT, fft_length={8}
+  f2 = f32[2,0] fft(p2), fft_type=IRFFT, fft_length={0}
+  f3 = c64[0,4,5] fft(p3), fft_type=IFFT, fft_length={4,5}
+  ROOT t = (c64[3,0], c64[0,5], f32[2,0], c64[0,4,5]) tuple(f0, f1, f2, f3)
+}
+"""
+CASES["fft_empty"] = (_EMPTY, [np.zeros((3, 0), np.complex64), np.zeros((0, 8), np.float32),
+                               np.zeros((2, 0), np.complex64), np.zeros((0, 4, 5), np.complex64)], 0.0)
+
+
+def _jax_case(name: str, stage: str, seed: int):
+    text = (JAX_DIR / f"{name}.{stage}.hlo").read_text()
+    param = text.split("ENTRY", 1)[1].split("parameter(0)")[0].rsplit("=", 1)[1].split("{")[0].strip()
+    ty, dims = param.split("[")
+    dims = tuple(int(d) for d in dims.rstrip("]").split(",") if d)
+    fn, kw, shape, _ = MODULES[name]
+    rank = 1 if fn in ("fft", "ifft", "rfft", "irfft") else 2 if fn.endswith("2") else len(shape)
+    lengths = prod(kw["s"]) if "s" in kw else kw.get("n") or prod(shape[-rank:])
+    real = ty in ("f32", "f64")
+    return text, [_data(np.random.default_rng(seed), ty, dims)], tol(REAL[ty] if not real else ty, lengths)
+
+
+for _i, _name in enumerate(sorted(p.name.split(".")[0] for p in JAX_DIR.glob("*.pre.hlo"))):
+    for _stage in ("pre", "post"):
+        CASES[f"fft_jax_{_name}_{_stage}"] = _jax_case(_name, _stage, 200 + _i)
+
+
+def _check(name: str, run, workdir) -> None:
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    got = run(text, inputs, workdir, name)
+    assert len(got) == len(expected), f"{name}: {len(got)} outputs, XLA gave {len(expected)}"
+    rtols = rtol if isinstance(rtol, tuple) else (rtol,) * len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, rtols[k], f"{name} output {k}")
+
+
+_HEAVY: set[str] = set()
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _HEAVY else n for n in CASES])
+def test_fft_case(name, workdir):
+    _check(name, run_hlo_text, workdir)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fft_1d_fft_c64", "fft_nd_irfft_c128", "fft_nd_rfft_f32", "fft_ones_irfft_c64",
+                                  "fft_jax_irfft2_c64_post"])
+def test_fft_case_asan(name, workdir):
+    _check(name, run_hlo_text_asan, workdir)
