@@ -145,3 +145,64 @@ def test_fft_case(name, workdir):
                                   "fft_jax_irfft2_c64_post"])
 def test_fft_case_asan(name, workdir):
     _check(name, run_hlo_text_asan, workdir)
+
+
+def _bad(shape: str, out: str, attrs: str) -> str:
+    return f"HloModule bad\n\nENTRY e {{\n  p = {shape} parameter(0)\n  ROOT f = {out} fft(p), {attrs}\n}}\n"
+
+
+# XLA:CPU runs the first one and reads out of range; aotc refuses it
+BAD = {
+    r"FFT with fft_length=\{4\} needs trailing dimensions \[4\], got c64\[3,5\]":
+        _bad("c64[3,5]", "c64[3,5]", "fft_type=FFT, fft_length={4}"),
+    r"IRFFT with fft_length=\{8\} needs trailing dimensions \[5\]": _bad("c64[3,4]", "f32[3,8]", "fft_type=IRFFT, fft_length={8}"),
+    r"RFFT needs an f32 or f64 operand, got c64": _bad("c64[8]", "c64[5]", "fft_type=RFFT, fft_length={8}"),
+    r"FFT needs a c64 or c128 operand, got f32": _bad("f32[8]", "c64[8]", "fft_type=FFT, fft_length={8}"),
+    r"fft_length of 1 to 3 dimensions": _bad("c64[2,2,2,2]", "c64[2,2,2,2]", "fft_type=FFT, fft_length={2,2,2,2}"),
+    r"fewer dimensions than fft_length": _bad("c64[4]", "c64[4]", "fft_type=FFT, fft_length={1,4}"),
+}
+
+
+@pytest.mark.parametrize("message", sorted(BAD))
+def test_shape_rule_errors(message):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    with pytest.raises(AotcError, match=r"bad.hlo:5:\d+: error: .*" + message):
+        driver.frontend("bad.hlo", None, CompileOptions(), text=BAD[message])
+
+
+_FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _FLAG_CASES)
+def test_same_bits_under_compilers_flags_and_threads(name, workdir):
+    """gcc and clang at -O0, -O2, -O3 (and -O2 -march=native), 1 and 2 threads: the same
+    bits everywhere, within tolerance of XLA."""
+    import shutil
+
+    import aotc
+    from aotc import driver
+    from aotc.options import CompileOptions
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    model = workdir / f"{name}.flags.hlo"
+    model.write_text(text)
+    feeds = driver.frontend(str(model), None, CompileOptions()).signature.feeds
+    feed = {f.name: inputs[f.param_number] for f in feeds}
+    first = None
+    for cc in ("gcc", "clang"):
+        if shutil.which(cc) is None:
+            continue
+        for opt, extra in (("-O0", ()), ("-O2", ()), ("-O3", ()), ("-O2", ("-march=native",))):
+            for threads in (1, 2):
+                outs = list(aotc.run(str(model), inputs=feed, threads=threads,
+                                     options=CompileOptions(cc=cc, opt_level=opt, cflags=extra)).values())
+                if first is None:
+                    first = outs
+                    rtols = rtol if isinstance(rtol, tuple) else (rtol,) * len(expected)
+                    for k, (g, e) in enumerate(zip(outs, expected)):
+                        assert_matches(g, e, rtols[k], f"{name} output {k}")
+                for k, (g, f) in enumerate(zip(outs, first)):
+                    assert g.tobytes() == f.tobytes(), f"{name} output {k}: {cc} {opt} {extra} {threads} threads"
