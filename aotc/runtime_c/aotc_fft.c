@@ -20,6 +20,17 @@
 #include <math.h>
 
 #define AOTC__FFT_MAX_FACTORS 64
+
+/* A pass's lanes are independent: its outputs never overlap its inputs (restrict), but
+ * the compilers cannot see that its p output rows at distinct offsets of one buffer do
+ * not overlap each other, and give up vectorizing over a dozen runtime alias checks. */
+#if defined(__clang__)
+#define AOTC__FFT_LANES_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define AOTC__FFT_LANES_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define AOTC__FFT_LANES_INDEPENDENT
+#endif
 #define AOTC__FFT_HALF_PI 1.57079632679489661923
 
 /* One length's tables: Stockham core of length `len` (n itself, or Bluestein's m). */
@@ -108,6 +119,7 @@ AOTC_INTERNAL void aotc__fft_pass2(int64_t m, int64_t s, int64_t sv, const doubl
     AOTC__FFT_TW(1);
     const double *x0r = ar + j * sv, *x0i = ai + j * sv, *x1r = ar + (j + m) * sv, *x1i = ai + (j + m) * sv;
     double *y0r = br + 2 * j * sv, *y0i = bi + 2 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
+    AOTC__FFT_LANES_INDEPENDENT
     for (int64_t u = 0; u < sv; u++) {
       double a0r = x0r[u], a0i = x0i[u], a1r = x1r[u], a1i = x1i[u];
       y0r[u] = a0r + a1r;
@@ -129,6 +141,7 @@ AOTC_INTERNAL void aotc__fft_pass4(int64_t m, int64_t s, int64_t sv, const doubl
     const double *x3r = x2r + m * sv, *x3i = x2i + m * sv;
     double *y0r = br + 4 * j * sv, *y0i = bi + 4 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
     double *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv;
+    AOTC__FFT_LANES_INDEPENDENT
     for (int64_t u = 0; u < sv; u++) {
       double s02r = x0r[u] + x2r[u], s02i = x0i[u] + x2i[u], d02r = x0r[u] - x2r[u], d02i = x0i[u] - x2i[u];
       double s13r = x1r[u] + x3r[u], s13i = x1i[u] + x3i[u], d13r = x1r[u] - x3r[u], d13i = x1i[u] - x3i[u];
@@ -153,6 +166,7 @@ AOTC_INTERNAL void aotc__fft_pass3(int64_t m, int64_t s, int64_t sv, const doubl
     const double *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;
     double *y0r = br + 3 * j * sv, *y0i = bi + 3 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
     double *y2r = y1r + sv, *y2i = y1i + sv;
+    AOTC__FFT_LANES_INDEPENDENT
     for (int64_t u = 0; u < sv; u++) {
       double tr = x1r[u] + x2r[u], ti = x1i[u] + x2i[u];
       double dr = sn * (x1r[u] - x2r[u]), di = sn * (x1i[u] - x2i[u]);
@@ -182,6 +196,7 @@ AOTC_INTERNAL void aotc__fft_pass5(int64_t m, int64_t s, int64_t sv, const doubl
     const double *x3r = x2r + m * sv, *x3i = x2i + m * sv, *x4r = x3r + m * sv, *x4i = x3i + m * sv;
     double *y0r = br + 5 * j * sv, *y0i = bi + 5 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
     double *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv, *y4r = y3r + sv, *y4i = y3i + sv;
+    AOTC__FFT_LANES_INDEPENDENT
     for (int64_t u = 0; u < sv; u++) {
       double t1r = x1r[u] + x4r[u], t1i = x1i[u] + x4i[u], t2r = x2r[u] + x3r[u], t2i = x2i[u] + x3i[u];
       double t3r = x1r[u] - x4r[u], t3i = x1i[u] - x4i[u], t4r = x2r[u] - x3r[u], t4i = x2i[u] - x3i[u];
@@ -316,35 +331,51 @@ AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned ch
 /* element types of the buffers a pass reads and writes */
 enum { AOTC__FFT_F32, AOTC__FFT_F64, AOTC__FFT_C64, AOTC__FFT_C128 };
 
-AOTC_INTERNAL void aotc__fft_load(const void* src, int type, int64_t at, double* re, double* im) {
+/* x[i*V + v] = line v's element i (src + base[v] + i*step, in elements of type T), for
+ * the V lines of a block; imaginary parts times `sign` (zero for real data) */
+#define AOTC__FFT_GATHER(T, cplx)                                                      \
+  for (int64_t i = 0; i < n; i++) {                                                    \
+    for (int64_t v = 0; v < V; v++) {                                                  \
+      const T* p_ = (const T*)src + (cplx ? 2 : 1) * (base[v] + i * step);             \
+      xr[i * V + v] = (double)p_[0];                                                   \
+      xi[i * V + v] = cplx ? sign * (double)p_[cplx ? 1 : 0] : 0.0;                    \
+    }                                                                                  \
+  }
+
+AOTC_INTERNAL void aotc__fft_gather(const void* src, int type, const int64_t* base, int64_t step, int64_t n,
+                                    int64_t V, double sign, double* AOTC_RESTRICT xr, double* AOTC_RESTRICT xi) {
   switch (type) {
-    case AOTC__FFT_F32: *re = (double)((const float*)src)[at]; *im = 0.0; break;
-    case AOTC__FFT_F64: *re = ((const double*)src)[at]; *im = 0.0; break;
-    case AOTC__FFT_C64:
-      *re = (double)((const float*)src)[2 * at];
-      *im = (double)((const float*)src)[2 * at + 1];
-      break;
-    default:
-      *re = ((const double*)src)[2 * at];
-      *im = ((const double*)src)[2 * at + 1];
-      break;
+    case AOTC__FFT_F32: AOTC__FFT_GATHER(float, 0) break;
+    case AOTC__FFT_F64: AOTC__FFT_GATHER(double, 0) break;
+    case AOTC__FFT_C64: AOTC__FFT_GATHER(float, 1) break;
+    default: AOTC__FFT_GATHER(double, 1) break;
   }
 }
 
-AOTC_INTERNAL void aotc__fft_store(void* dst, int type, int64_t at, double re, double im) {
+/* line v's element i = x[i*V + v] * scale (imaginary parts times sign*scale; only the
+ * real parts for real data) */
+#define AOTC__FFT_SCATTER(T, cplx)                                      \
+  for (int64_t i = 0; i < n; i++) {                                     \
+    for (int64_t v = 0; v < V; v++) {                                   \
+      T* p_ = (T*)dst + (cplx ? 2 : 1) * (base[v] + i * step);          \
+      p_[0] = (T)(xr[i * V + v] * scale);                               \
+      if (cplx) p_[cplx ? 1 : 0] = (T)(xi[i * V + v] * iscale);         \
+    }                                                                   \
+  }
+
+AOTC_INTERNAL void aotc__fft_scatter(void* dst, int type, const int64_t* base, int64_t step, int64_t n, int64_t V,
+                                     double scale, double iscale, const double* AOTC_RESTRICT xr,
+                                     const double* AOTC_RESTRICT xi) {
   switch (type) {
-    case AOTC__FFT_F32: ((float*)dst)[at] = (float)re; break;
-    case AOTC__FFT_F64: ((double*)dst)[at] = re; break;
-    case AOTC__FFT_C64:
-      ((float*)dst)[2 * at] = (float)re;
-      ((float*)dst)[2 * at + 1] = (float)im;
-      break;
-    default:
-      ((double*)dst)[2 * at] = re;
-      ((double*)dst)[2 * at + 1] = im;
-      break;
+    case AOTC__FFT_F32: AOTC__FFT_SCATTER(float, 0) break;
+    case AOTC__FFT_F64: AOTC__FFT_SCATTER(double, 0) break;
+    case AOTC__FFT_C64: AOTC__FFT_SCATTER(float, 1) break;
+    default: AOTC__FFT_SCATTER(double, 1) break;
   }
 }
+
+#undef AOTC__FFT_GATHER
+#undef AOTC__FFT_SCATTER
 
 /* One axis of a transform: `outer` x `inner` lines, each read as n_in elements
  * at stride `inner` from src (line (o, c) at o*n_in*inner + c) and written as
@@ -373,15 +404,7 @@ AOTC_INTERNAL void aotc__fft_block(const aotc__fft_axis* ax, int64_t t0, int64_t
     out_base[v] = o * ax->n_out * ax->inner + c;
   }
   double *xr = X, *xi = X + n * V;
-  double sign = ax->inverse ? -1.0 : 1.0;
-  for (int64_t i = 0; i < ax->n_in; i++) {
-    for (int64_t v = 0; v < V; v++) {
-      double re, im;
-      aotc__fft_load(ax->src, ax->src_type, in_base[v] + i * ax->inner, &re, &im);
-      xr[i * V + v] = re;
-      xi[i * V + v] = sign * im;
-    }
-  }
+  aotc__fft_gather(ax->src, ax->src_type, in_base, ax->inner, ax->n_in, V, ax->inverse ? -1.0 : 1.0, xr, xi);
   if (ax->hermitian) { /* x[i] = conj(x[n-i]) for n/2 < i < n */
     for (int64_t i = ax->n_in; i < n; i++) {
       for (int64_t v = 0; v < V; v++) {
@@ -392,17 +415,10 @@ AOTC_INTERNAL void aotc__fft_block(const aotc__fft_axis* ax, int64_t t0, int64_t
   }
   double* res[2];
   aotc__fft_exec(ax->plan, V, X, A, W, res);
+  /* the inverse: conjugated and scaled by 1/n (a product by 1.0 is exact) */
   double scale = ax->inverse ? 1.0 / (double)n : 1.0;
-  for (int64_t i = 0; i < ax->n_out; i++) {
-    for (int64_t v = 0; v < V; v++) {
-      double re = res[0][i * V + v], im = res[1][i * V + v];
-      if (ax->inverse) {
-        re = re * scale;
-        im = -(im * scale);
-      }
-      aotc__fft_store(ax->dst, ax->dst_type, out_base[v] + i * ax->inner, re, im);
-    }
-  }
+  aotc__fft_scatter(ax->dst, ax->dst_type, out_base, ax->inner, ax->n_out, V, scale, ax->inverse ? -scale : 1.0,
+                    res[0], res[1]);
 }
 
 AOTC_INTERNAL void aotc__fft_axis_run(const aotc__fft_axis* ax, double* X, double* A, double* W) {
