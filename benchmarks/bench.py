@@ -14,6 +14,9 @@ Workloads (HLO exported with JAX and committed beside this script):
     depthwise     depthwise conv 3x3 SAME, 1x112x112x32
     bnconv        conv3x3 + BatchNorm (inference) + ReLU, weights fed
     bnconv_bound  the same model with the weights frozen in (`bound:`); XLA still gets them fed
+    fft1024       jnp.fft.fft of c64[256,1024]: 256 transforms of 1024 points
+    fft1000       jnp.fft.fft of c64[256,1000]: a length with factors 2 and 5 only, not a power of two
+    fft2d256      jnp.fft.fft2 of c64[256,256]
 
 Columns: XLA:CPU (tests/oracle/xla.py timing in a child process with
 PJRT_NPROC=1), numpy (a child process with OPENBLAS_NUM_THREADS=1; the chain as
@@ -84,6 +87,13 @@ WORKLOADS = {
     # the same model with every weight frozen into the binary (`bound:`); XLA gets them fed
     "bnconv_bound": {"model": "bnconv", "bound": ("w", "gamma", "beta", "mean", "var"),
                      "what": "conv 3x3 + BatchNorm + ReLU, weights bound", "iters": 50},
+    # complex feeds ("type"): 5 N log2 N flops per transform, the customary count
+    "fft1024": {"feeds": [("x", (256, 1024))], "fetch": "y", "type": "c64", "what": "fft c64[256,1024]",
+                "iters": 50, "flops": 256 * 5 * 1024 * 10},
+    "fft1000": {"feeds": [("x", (256, 1000))], "fetch": "y", "type": "c64", "what": "fft c64[256,1000]",
+                "iters": 50},
+    "fft2d256": {"feeds": [("x", (256, 256))], "fetch": "y", "type": "c64", "what": "fft2 c64[256,256]",
+                 "iters": 50, "flops": 5 * 256 * 256 * 16},
 }
 
 
@@ -101,6 +111,9 @@ def paths(name: str) -> tuple[str, str]:
 def make_inputs(name: str) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(2024)
     lo = spec(name).get("lo", -3.0)
+    if spec(name).get("type") == "c64":
+        return {n: (rng.uniform(lo, -lo, size=s) + 1j * rng.uniform(lo, -lo, size=s)).astype(np.complex64)
+                for n, s in spec(name)["feeds"]}
     out = {n: rng.uniform(lo, -lo, size=s).astype(np.float32) for n, s in spec(name)["feeds"]}
     if "var" in out:
         out["var"] = np.abs(out["var"]) + np.float32(0.1)
@@ -146,16 +159,20 @@ def _models():
             "matmul1024": lambda a, b: a @ b, "mlp64": mlp, "transformer": transformer,
             "sum16m": lambda x: jnp.sum(x), "chain1m": chain10,
             "softmax": lambda x: jax.nn.softmax(x, axis=-1), "layernorm": layernorm,
-            "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv}
+            "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv,
+            "fft1024": jnp.fft.fft, "fft1000": jnp.fft.fft, "fft2d256": jnp.fft.fft2}
 
 
-def export() -> None:
+def export(only=None) -> None:
     """Write <model>.hlo (pre-optimization HLO from JAX) and <model>.yaml."""
     import jax
 
     for name, fn in _models().items():
+        if only and name not in only:
+            continue
         w = WORKLOADS[name]
-        args = [np.zeros(s, np.float32) for _, s in w["feeds"]]
+        dtype = np.complex64 if w.get("type") == "c64" else np.float32
+        args = [np.zeros(s, dtype) for _, s in w["feeds"]]
         text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
         hlo, cfg = paths(name)
         with open(hlo, "w") as f:
@@ -172,7 +189,8 @@ def config_text(name: str, npz: str | None = None) -> str:
     lines = ["feeds:"]
     for i, (n, s) in enumerate(w["feeds"]):
         if n not in bound:
-            lines += [f"  - id: {i}", f"    name: {n}", f"    shape: [{', '.join(map(str, s))}]", "    type: f32"]
+            lines += [f"  - id: {i}", f"    name: {n}", f"    shape: [{', '.join(map(str, s))}]",
+                      f"    type: {w.get('type', 'f32')}"]
     lines += ["fetches:", "  - id: 0", f"    name: {w['fetch']}"]
     if bound:
         lines += ["bound:", f"  file: {npz}", "  params:"]
@@ -215,7 +233,7 @@ def numpy_mlp(x: np.ndarray, *wb: np.ndarray) -> np.ndarray:
 
 NUMPY = {"matmul256": lambda a, b: a @ b, "matmul512": lambda a, b: a @ b, "matmul1024": lambda a, b: a @ b,
          "mlp64": numpy_mlp, "sum16m": np.sum, "chain1m": numpy_chain, "softmax": numpy_softmax,
-         "layernorm": numpy_layernorm}
+         "layernorm": numpy_layernorm, "fft1024": np.fft.fft, "fft1000": np.fft.fft, "fft2d256": np.fft.fft2}
 
 
 def numpy_child(name: str, iters: int) -> dict:
@@ -336,7 +354,7 @@ def main(argv=None) -> int:
         print(json.dumps(numpy_child(a.numpy_child, a.iters or 50)))
         return 0
     if a.export:
-        export()
+        export(a.only)
     names = a.only or list(WORKLOADS)
     targets = [t for t in a.targets.split(",") if t]
     rows, notes, results = [], [], {}
