@@ -128,7 +128,8 @@ def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> i
     used = [n for d, n in enumerate(lengths) if n > 1 or d == 2]
     for n in used:
         core = fft_core_len(n)
-        total += _up64(core * 16) + (_up64(n * 16) + _up64(core * 16) if core != n else 0)
+        # twiddles in f64 and f32; Bluestein's chirp and its transform in f64
+        total += _up64(core * 16) + _up64(core * 8) + (_up64(n * 16) + _up64(core * 16) if core != n else 0)
     total += _up64(max(used) * 16 * FFT_LANES)
     total += 2 * _up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES)
     return total

@@ -39,9 +39,13 @@ typedef struct {
   int64_t len;
   int nf;
   int f[AOTC__FFT_MAX_FACTORS];
-  double* tw;    /* len values exp(-2 pi i k/len), re and im interleaved */
-  double* chirp; /* Bluestein: n values exp(-pi i k^2/n); NULL otherwise */
-  double* bf;    /* Bluestein: the m-point FFT of the conjugate chirp, divided by m */
+  /* computed in double; the f32 copies are those values rounded */
+  double* tw_f64;    /* len values exp(-2 pi i k/len), re and im interleaved */
+  double* chirp_f64; /* Bluestein: n values exp(-pi i k^2/n); NULL otherwise */
+  double* bf_f64;    /* Bluestein: the m-point FFT of the conjugate chirp, divided by m */
+  float* tw_f32;
+  float* chirp_f32;
+  float* bf_f32;
 } aotc__fft_plan;
 
 AOTC_INTERNAL size_t aotc__fft_up64(size_t b) { return (b + 63u) / 64u * 64u; }
@@ -66,7 +70,7 @@ AOTC_INTERNAL int64_t aotc__fft_core_len(int64_t n) {
 
 AOTC_INTERNAL size_t aotc__fft_plan_bytes(int64_t n) {
   int64_t len = aotc__fft_core_len(n);
-  size_t b = aotc__fft_up64((size_t)len * 16u);
+  size_t b = aotc__fft_up64((size_t)len * 16u) + aotc__fft_up64((size_t)len * 8u);
   if (len != n) b += aotc__fft_up64((size_t)n * 16u) + aotc__fft_up64((size_t)len * 16u);
   return b;
 }
@@ -103,279 +107,40 @@ AOTC_INTERNAL void aotc__fft_unit(int64_t k, int64_t n, double* re, double* im) 
  * a[(j + k*m) s + q] and writes b[(p*j + r) s + q] = DFT_p(a_k)[r] * w^(r j s),
  * for 0 <= j < m, 0 <= q < s; every index is in units of `sv` = s lanes. */
 
-#define AOTC__FFT_TW(k) \
-  const double w##k##r = tw[2 * ((k) * j * s)], w##k##i = tw[2 * ((k) * j * s) + 1]
+#define AOTC__FFT_TW(T, k) \
+  const T w##k##r = tw[2 * ((k) * j * s)], w##k##i = tw[2 * ((k) * j * s) + 1]
 #define AOTC__FFT_PUT(k, xr, xi)                  \
   do {                                            \
-    double tr_ = (xr), ti_ = (xi);                \
+    tr_ = (xr);                                   \
+    ti_ = (xi);                                   \
     y##k##r[u] = tr_ * w##k##r - ti_ * w##k##i;  \
     y##k##i[u] = tr_ * w##k##i + ti_ * w##k##r;  \
   } while (0)
-
-AOTC_INTERNAL void aotc__fft_pass2(int64_t m, int64_t s, int64_t sv, const double* tw,
-                                   const double* AOTC_RESTRICT ar, const double* AOTC_RESTRICT ai,
-                                   double* AOTC_RESTRICT br, double* AOTC_RESTRICT bi) {
-  for (int64_t j = 0; j < m; j++) {
-    AOTC__FFT_TW(1);
-    const double *x0r = ar + j * sv, *x0i = ai + j * sv, *x1r = ar + (j + m) * sv, *x1i = ai + (j + m) * sv;
-    double *y0r = br + 2 * j * sv, *y0i = bi + 2 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
-    AOTC__FFT_LANES_INDEPENDENT
-    for (int64_t u = 0; u < sv; u++) {
-      double a0r = x0r[u], a0i = x0i[u], a1r = x1r[u], a1i = x1i[u];
-      y0r[u] = a0r + a1r;
-      y0i[u] = a0i + a1i;
-      AOTC__FFT_PUT(1, a0r - a1r, a0i - a1i);
-    }
-  }
-}
-
-AOTC_INTERNAL void aotc__fft_pass4(int64_t m, int64_t s, int64_t sv, const double* tw,
-                                   const double* AOTC_RESTRICT ar, const double* AOTC_RESTRICT ai,
-                                   double* AOTC_RESTRICT br, double* AOTC_RESTRICT bi) {
-  for (int64_t j = 0; j < m; j++) {
-    AOTC__FFT_TW(1);
-    AOTC__FFT_TW(2);
-    AOTC__FFT_TW(3);
-    const double *x0r = ar + j * sv, *x0i = ai + j * sv;
-    const double *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;
-    const double *x3r = x2r + m * sv, *x3i = x2i + m * sv;
-    double *y0r = br + 4 * j * sv, *y0i = bi + 4 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
-    double *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv;
-    AOTC__FFT_LANES_INDEPENDENT
-    for (int64_t u = 0; u < sv; u++) {
-      double s02r = x0r[u] + x2r[u], s02i = x0i[u] + x2i[u], d02r = x0r[u] - x2r[u], d02i = x0i[u] - x2i[u];
-      double s13r = x1r[u] + x3r[u], s13i = x1i[u] + x3i[u], d13r = x1r[u] - x3r[u], d13i = x1i[u] - x3i[u];
-      y0r[u] = s02r + s13r;
-      y0i[u] = s02i + s13i;
-      /* -i (a1 - a3) = d13i - i d13r */
-      AOTC__FFT_PUT(1, d02r + d13i, d02i - d13r);
-      AOTC__FFT_PUT(2, s02r - s13r, s02i - s13i);
-      AOTC__FFT_PUT(3, d02r - d13i, d02i + d13r);
-    }
-  }
-}
-
-AOTC_INTERNAL void aotc__fft_pass3(int64_t m, int64_t s, int64_t sv, const double* tw,
-                                   const double* AOTC_RESTRICT ar, const double* AOTC_RESTRICT ai,
-                                   double* AOTC_RESTRICT br, double* AOTC_RESTRICT bi) {
-  const double c = -0.5, sn = 0.86602540378443864676; /* exp(-2 pi i/3) = c - i sn */
-  for (int64_t j = 0; j < m; j++) {
-    AOTC__FFT_TW(1);
-    AOTC__FFT_TW(2);
-    const double *x0r = ar + j * sv, *x0i = ai + j * sv;
-    const double *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;
-    double *y0r = br + 3 * j * sv, *y0i = bi + 3 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
-    double *y2r = y1r + sv, *y2i = y1i + sv;
-    AOTC__FFT_LANES_INDEPENDENT
-    for (int64_t u = 0; u < sv; u++) {
-      double tr = x1r[u] + x2r[u], ti = x1i[u] + x2i[u];
-      double dr = sn * (x1r[u] - x2r[u]), di = sn * (x1i[u] - x2i[u]);
-      double mr = x0r[u] + c * tr, mi = x0i[u] + c * ti;
-      y0r[u] = x0r[u] + tr;
-      y0i[u] = x0i[u] + ti;
-      /* b1 = m - i d, b2 = m + i d */
-      AOTC__FFT_PUT(1, mr + di, mi - dr);
-      AOTC__FFT_PUT(2, mr - di, mi + dr);
-    }
-  }
-}
-
-AOTC_INTERNAL void aotc__fft_pass5(int64_t m, int64_t s, int64_t sv, const double* tw,
-                                   const double* AOTC_RESTRICT ar, const double* AOTC_RESTRICT ai,
-                                   double* AOTC_RESTRICT br, double* AOTC_RESTRICT bi) {
-  /* exp(-2 pi i/5) = c1 - i s1, exp(-4 pi i/5) = c2 - i s2 */
-  const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
-  const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-  for (int64_t j = 0; j < m; j++) {
-    AOTC__FFT_TW(1);
-    AOTC__FFT_TW(2);
-    AOTC__FFT_TW(3);
-    AOTC__FFT_TW(4);
-    const double *x0r = ar + j * sv, *x0i = ai + j * sv;
-    const double *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;
-    const double *x3r = x2r + m * sv, *x3i = x2i + m * sv, *x4r = x3r + m * sv, *x4i = x3i + m * sv;
-    double *y0r = br + 5 * j * sv, *y0i = bi + 5 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;
-    double *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv, *y4r = y3r + sv, *y4i = y3i + sv;
-    AOTC__FFT_LANES_INDEPENDENT
-    for (int64_t u = 0; u < sv; u++) {
-      double t1r = x1r[u] + x4r[u], t1i = x1i[u] + x4i[u], t2r = x2r[u] + x3r[u], t2i = x2i[u] + x3i[u];
-      double t3r = x1r[u] - x4r[u], t3i = x1i[u] - x4i[u], t4r = x2r[u] - x3r[u], t4i = x2i[u] - x3i[u];
-      double m1r = x0r[u] + c1 * t1r + c2 * t2r, m1i = x0i[u] + c1 * t1i + c2 * t2i;
-      double m2r = x0r[u] + c2 * t1r + c1 * t2r, m2i = x0i[u] + c2 * t1i + c1 * t2i;
-      double e1r = s1 * t3r + s2 * t4r, e1i = s1 * t3i + s2 * t4i; /* b1,4 = m1 -/+ i e1 */
-      double e2r = s2 * t3r - s1 * t4r, e2i = s2 * t3i - s1 * t4i; /* b2,3 = m2 -/+ i e2 */
-      y0r[u] = x0r[u] + t1r + t2r;
-      y0i[u] = x0i[u] + t1i + t2i;
-      AOTC__FFT_PUT(1, m1r + e1i, m1i - e1r);
-      AOTC__FFT_PUT(4, m1r - e1i, m1i + e1r);
-      AOTC__FFT_PUT(2, m2r + e2i, m2i - e2r);
-      AOTC__FFT_PUT(3, m2r - e2i, m2i + e2r);
-    }
-  }
-}
-
-#undef AOTC__FFT_TW
-#undef AOTC__FFT_PUT
-
-/* The forward transform of V lines of length p->len in planes (xr, xi), with
- * (yr, yi) as the other buffer; returns 1 when the result is in y, 0 in x. */
-AOTC_INTERNAL int aotc__fft_core(const aotc__fft_plan* p, int64_t V, double* xr, double* xi, double* yr,
-                                 double* yi) {
-  int64_t s = 1, l = p->len;
-  int in_y = 0;
-  for (int k = 0; k < p->nf; k++) {
-    int r = p->f[k];
-    int64_t m = l / r;
-    double *ar = in_y ? yr : xr, *ai = in_y ? yi : xi, *br = in_y ? xr : yr, *bi = in_y ? xi : yi;
-    switch (r) {
-      case 4: aotc__fft_pass4(m, s, s * V, p->tw, ar, ai, br, bi); break;
-      case 2: aotc__fft_pass2(m, s, s * V, p->tw, ar, ai, br, bi); break;
-      case 3: aotc__fft_pass3(m, s, s * V, p->tw, ar, ai, br, bi); break;
-      default: aotc__fft_pass5(m, s, s * V, p->tw, ar, ai, br, bi); break;
-    }
-    in_y = !in_y;
-    s *= r;
-    l = m;
-  }
-  return in_y;
-}
-
-/* The forward transform of V lines of length p->n in X (planes of n*V), with
- * A and W (planes of len*V each) as work; sets *res to the planes holding it. */
-AOTC_INTERNAL void aotc__fft_exec(const aotc__fft_plan* p, int64_t V, double* X, double* A, double* W,
-                                  double** res) {
-  int64_t n = p->n, m = p->len;
-  double *xr = X, *xi = X + n * V;
-  if (m == n) {
-    if (aotc__fft_core(p, V, xr, xi, A, A + n * V)) X = A;
-    res[0] = X;
-    res[1] = X + n * V;
-    return;
-  }
-  double *ar = A, *ai = A + m * V, *wr = W, *wi = W + m * V;
-  for (int64_t k = 0; k < n; k++) { /* a = x * chirp, zero-padded to m */
-    double cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];
-    for (int64_t v = 0; v < V; v++) {
-      double r = xr[k * V + v], i = xi[k * V + v];
-      ar[k * V + v] = r * cr - i * ci;
-      ai[k * V + v] = r * ci + i * cr;
-    }
-  }
-  for (int64_t k = n * V; k < m * V; k++) ar[k] = ai[k] = 0.0;
-  int in_w = aotc__fft_core(p, V, ar, ai, wr, wi);
-  double *rr = in_w ? wr : ar, *ri = in_w ? wi : ai, *or_ = in_w ? ar : wr, *oi = in_w ? ai : wi;
-  for (int64_t k = 0; k < m; k++) { /* conj(A * B / m): the inverse by a forward transform */
-    double br = p->bf[2 * k], bi = p->bf[2 * k + 1];
-    for (int64_t v = 0; v < V; v++) {
-      double r = rr[k * V + v], i = ri[k * V + v];
-      rr[k * V + v] = r * br - i * bi;
-      ri[k * V + v] = -(r * bi + i * br);
-    }
-  }
-  if (aotc__fft_core(p, V, rr, ri, or_, oi)) {
-    rr = or_;
-    ri = oi;
-  }
-  for (int64_t k = 0; k < n; k++) { /* x = chirp * conj(c) */
-    double cr = p->chirp[2 * k], ci = p->chirp[2 * k + 1];
-    for (int64_t v = 0; v < V; v++) {
-      double r = rr[k * V + v], i = -ri[k * V + v];
-      xr[k * V + v] = r * cr - i * ci;
-      xi[k * V + v] = r * ci + i * cr;
-    }
-  }
-  res[0] = xr;
-  res[1] = xi;
-}
-
-/* Tables for length n from `*mem` (which moves on by aotc__fft_plan_bytes(n));
- * A and W (2*len doubles each) are work for Bluestein's transformed chirp. */
-AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned char** mem, double* A, double* W) {
-  p->n = n;
-  p->len = aotc__fft_core_len(n);
-  int64_t len = p->len, rest = len;
-  p->nf = 0;
-  while (rest % 4 == 0) { p->f[p->nf++] = 4; rest /= 4; }
-  while (rest % 2 == 0) { p->f[p->nf++] = 2; rest /= 2; }
-  while (rest % 3 == 0) { p->f[p->nf++] = 3; rest /= 3; }
-  while (rest % 5 == 0) { p->f[p->nf++] = 5; rest /= 5; }
-  p->tw = (double*)(void*)*mem;
-  *mem += aotc__fft_up64((size_t)len * 16u);
-  for (int64_t k = 0; k < len; k++) aotc__fft_unit(k, len, &p->tw[2 * k], &p->tw[2 * k + 1]);
-  p->chirp = p->bf = NULL;
-  if (len == n) return;
-  p->chirp = (double*)(void*)*mem;
-  *mem += aotc__fft_up64((size_t)n * 16u);
-  p->bf = (double*)(void*)*mem;
-  *mem += aotc__fft_up64((size_t)len * 16u);
-  for (int64_t k = 0; k < n; k++) { /* exp(-pi i k^2/n) = exp(-2 pi i (k^2 mod 2n)/(2n)) */
-    int64_t kk = (int64_t)(((uint64_t)k * (uint64_t)k) % (uint64_t)(2 * n));
-    aotc__fft_unit(kk, 2 * n, &p->chirp[2 * k], &p->chirp[2 * k + 1]);
-  }
-  for (int64_t k = 0; k < len; k++) A[k] = A[len + k] = 0.0;
-  for (int64_t k = 0; k < n; k++) { /* b[k] = b[len-k] = conj(chirp[k]) */
-    A[k] = p->chirp[2 * k];
-    A[len + k] = -p->chirp[2 * k + 1];
-    if (k > 0) {
-      A[len - k] = A[k];
-      A[2 * len - k] = A[len + k];
-    }
-  }
-  double* r = aotc__fft_core(p, 1, A, A + len, W, W + len) ? W : A;
-  for (int64_t k = 0; k < len; k++) {
-    p->bf[2 * k] = r[k] / (double)len;
-    p->bf[2 * k + 1] = r[len + k] / (double)len;
-  }
-}
 
 /* element types of the buffers a pass reads and writes */
 enum { AOTC__FFT_F32, AOTC__FFT_F64, AOTC__FFT_C64, AOTC__FFT_C128 };
 
 /* x[i*V + v] = line v's element i (src + base[v] + i*step, in elements of type T), for
  * the V lines of a block; imaginary parts times `sign` (zero for real data) */
-#define AOTC__FFT_GATHER(T, cplx)                                                      \
+#define AOTC__FFT_GATHER(TP, T, cplx)                                                      \
   for (int64_t i = 0; i < n; i++) {                                                    \
     for (int64_t v = 0; v < V; v++) {                                                  \
       const T* p_ = (const T*)src + (cplx ? 2 : 1) * (base[v] + i * step);             \
-      xr[i * V + v] = (double)p_[0];                                                   \
-      xi[i * V + v] = cplx ? sign * (double)p_[cplx ? 1 : 0] : 0.0;                    \
+      xr[i * V + v] = (TP)p_[0];                                                   \
+      xi[i * V + v] = cplx ? (TP)sign * (TP)p_[cplx ? 1 : 0] : (TP)0;                    \
     }                                                                                  \
   }
 
-AOTC_INTERNAL void aotc__fft_gather(const void* src, int type, const int64_t* base, int64_t step, int64_t n,
-                                    int64_t V, double sign, double* AOTC_RESTRICT xr, double* AOTC_RESTRICT xi) {
-  switch (type) {
-    case AOTC__FFT_F32: AOTC__FFT_GATHER(float, 0) break;
-    case AOTC__FFT_F64: AOTC__FFT_GATHER(double, 0) break;
-    case AOTC__FFT_C64: AOTC__FFT_GATHER(float, 1) break;
-    default: AOTC__FFT_GATHER(double, 1) break;
-  }
-}
-
 /* line v's element i = x[i*V + v] * scale (imaginary parts times sign*scale; only the
  * real parts for real data) */
-#define AOTC__FFT_SCATTER(T, cplx)                                      \
+#define AOTC__FFT_SCATTER(TP, T, cplx)                                      \
   for (int64_t i = 0; i < n; i++) {                                     \
     for (int64_t v = 0; v < V; v++) {                                   \
       T* p_ = (T*)dst + (cplx ? 2 : 1) * (base[v] + i * step);          \
-      p_[0] = (T)(xr[i * V + v] * scale);                               \
-      if (cplx) p_[cplx ? 1 : 0] = (T)(xi[i * V + v] * iscale);         \
+      p_[0] = (T)(xr[i * V + v] * (TP)scale);                               \
+      if (cplx) p_[cplx ? 1 : 0] = (T)(xi[i * V + v] * (TP)iscale);         \
     }                                                                   \
   }
-
-AOTC_INTERNAL void aotc__fft_scatter(void* dst, int type, const int64_t* base, int64_t step, int64_t n, int64_t V,
-                                     double scale, double iscale, const double* AOTC_RESTRICT xr,
-                                     const double* AOTC_RESTRICT xi) {
-  switch (type) {
-    case AOTC__FFT_F32: AOTC__FFT_SCATTER(float, 0) break;
-    case AOTC__FFT_F64: AOTC__FFT_SCATTER(double, 0) break;
-    case AOTC__FFT_C64: AOTC__FFT_SCATTER(float, 1) break;
-    default: AOTC__FFT_SCATTER(double, 1) break;
-  }
-}
-
-#undef AOTC__FFT_GATHER
-#undef AOTC__FFT_SCATTER
 
 /* One axis of a transform: `outer` x `inner` lines, each read as n_in elements
  * at stride `inner` from src (line (o, c) at o*n_in*inner + c) and written as
@@ -395,36 +160,294 @@ typedef struct {
   int inverse, hermitian;
 } aotc__fft_axis;
 
-AOTC_INTERNAL void aotc__fft_block(const aotc__fft_axis* ax, int64_t t0, int64_t V, double* X, double* A,
-                                   double* W) {
-  int64_t n = ax->plan->n, in_base[AOTC_FFT_LANES], out_base[AOTC_FFT_LANES];
-  for (int64_t v = 0; v < V; v++) {
-    int64_t o = (t0 + v) / ax->inner, c = (t0 + v) % ax->inner;
-    in_base[v] = o * ax->n_in * ax->inner + c;
-    out_base[v] = o * ax->n_out * ax->inner + c;
+/* The passes, the transform of a block of lines, its gather and scatter, for planes of
+ * type T (the suffix S: f64, f32). */
+#define AOTC__FFT_KERNELS(T, S)                                                                                        \
+AOTC_INTERNAL void aotc__fft_pass2_##S(int64_t m, int64_t s, int64_t sv, const T* tw,                                  \
+                                   const T* AOTC_RESTRICT ar, const T* AOTC_RESTRICT ai,                               \
+                                   T* AOTC_RESTRICT br, T* AOTC_RESTRICT bi) {                                         \
+  for (int64_t j = 0; j < m; j++) {                                                                                    \
+    AOTC__FFT_TW(T, 1);                                                                                                \
+    const T *x0r = ar + j * sv, *x0i = ai + j * sv, *x1r = ar + (j + m) * sv, *x1i = ai + (j + m) * sv;                \
+    T *y0r = br + 2 * j * sv, *y0i = bi + 2 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;                                \
+    AOTC__FFT_LANES_INDEPENDENT                                                                                        \
+    for (int64_t u = 0; u < sv; u++) {                                                                                 \
+      T tr_, ti_;                                                                                                      \
+      T a0r = x0r[u], a0i = x0i[u], a1r = x1r[u], a1i = x1i[u];                                                        \
+      y0r[u] = a0r + a1r;                                                                                              \
+      y0i[u] = a0i + a1i;                                                                                              \
+      AOTC__FFT_PUT(1, a0r - a1r, a0i - a1i);                                                                          \
+    }                                                                                                                  \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_pass4_##S(int64_t m, int64_t s, int64_t sv, const T* tw,                                  \
+                                   const T* AOTC_RESTRICT ar, const T* AOTC_RESTRICT ai,                               \
+                                   T* AOTC_RESTRICT br, T* AOTC_RESTRICT bi) {                                         \
+  for (int64_t j = 0; j < m; j++) {                                                                                    \
+    AOTC__FFT_TW(T, 1);                                                                                                \
+    AOTC__FFT_TW(T, 2);                                                                                                \
+    AOTC__FFT_TW(T, 3);                                                                                                \
+    const T *x0r = ar + j * sv, *x0i = ai + j * sv;                                                                    \
+    const T *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;                        \
+    const T *x3r = x2r + m * sv, *x3i = x2i + m * sv;                                                                  \
+    T *y0r = br + 4 * j * sv, *y0i = bi + 4 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;                                \
+    T *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv;                                              \
+    AOTC__FFT_LANES_INDEPENDENT                                                                                        \
+    for (int64_t u = 0; u < sv; u++) {                                                                                 \
+      T tr_, ti_;                                                                                                      \
+      T s02r = x0r[u] + x2r[u], s02i = x0i[u] + x2i[u], d02r = x0r[u] - x2r[u], d02i = x0i[u] - x2i[u];                \
+      T s13r = x1r[u] + x3r[u], s13i = x1i[u] + x3i[u], d13r = x1r[u] - x3r[u], d13i = x1i[u] - x3i[u];                \
+      y0r[u] = s02r + s13r;                                                                                            \
+      y0i[u] = s02i + s13i;                                                                                            \
+      /* -i (a1 - a3) = d13i - i d13r */                                                                               \
+      AOTC__FFT_PUT(1, d02r + d13i, d02i - d13r);                                                                      \
+      AOTC__FFT_PUT(2, s02r - s13r, s02i - s13i);                                                                      \
+      AOTC__FFT_PUT(3, d02r - d13i, d02i + d13r);                                                                      \
+    }                                                                                                                  \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_pass3_##S(int64_t m, int64_t s, int64_t sv, const T* tw,                                  \
+                                   const T* AOTC_RESTRICT ar, const T* AOTC_RESTRICT ai,                               \
+                                   T* AOTC_RESTRICT br, T* AOTC_RESTRICT bi) {                                         \
+  const T c = -0.5, sn = 0.86602540378443864676; /* exp(-2 pi i/3) = c - i sn */                                       \
+  for (int64_t j = 0; j < m; j++) {                                                                                    \
+    AOTC__FFT_TW(T, 1);                                                                                                \
+    AOTC__FFT_TW(T, 2);                                                                                                \
+    const T *x0r = ar + j * sv, *x0i = ai + j * sv;                                                                    \
+    const T *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;                        \
+    T *y0r = br + 3 * j * sv, *y0i = bi + 3 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;                                \
+    T *y2r = y1r + sv, *y2i = y1i + sv;                                                                                \
+    AOTC__FFT_LANES_INDEPENDENT                                                                                        \
+    for (int64_t u = 0; u < sv; u++) {                                                                                 \
+      T tr_, ti_;                                                                                                      \
+      T tr = x1r[u] + x2r[u], ti = x1i[u] + x2i[u];                                                                    \
+      T dr = sn * (x1r[u] - x2r[u]), di = sn * (x1i[u] - x2i[u]);                                                      \
+      T mr = x0r[u] + c * tr, mi = x0i[u] + c * ti;                                                                    \
+      y0r[u] = x0r[u] + tr;                                                                                            \
+      y0i[u] = x0i[u] + ti;                                                                                            \
+      /* b1 = m - i d, b2 = m + i d */                                                                                 \
+      AOTC__FFT_PUT(1, mr + di, mi - dr);                                                                              \
+      AOTC__FFT_PUT(2, mr - di, mi + dr);                                                                              \
+    }                                                                                                                  \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_pass5_##S(int64_t m, int64_t s, int64_t sv, const T* tw,                                  \
+                                   const T* AOTC_RESTRICT ar, const T* AOTC_RESTRICT ai,                               \
+                                   T* AOTC_RESTRICT br, T* AOTC_RESTRICT bi) {                                         \
+  /* exp(-2 pi i/5) = c1 - i s1, exp(-4 pi i/5) = c2 - i s2 */                                                         \
+  const T c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;                                                   \
+  const T s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;                                                    \
+  for (int64_t j = 0; j < m; j++) {                                                                                    \
+    AOTC__FFT_TW(T, 1);                                                                                                \
+    AOTC__FFT_TW(T, 2);                                                                                                \
+    AOTC__FFT_TW(T, 3);                                                                                                \
+    AOTC__FFT_TW(T, 4);                                                                                                \
+    const T *x0r = ar + j * sv, *x0i = ai + j * sv;                                                                    \
+    const T *x1r = x0r + m * sv, *x1i = x0i + m * sv, *x2r = x1r + m * sv, *x2i = x1i + m * sv;                        \
+    const T *x3r = x2r + m * sv, *x3i = x2i + m * sv, *x4r = x3r + m * sv, *x4i = x3i + m * sv;                        \
+    T *y0r = br + 5 * j * sv, *y0i = bi + 5 * j * sv, *y1r = y0r + sv, *y1i = y0i + sv;                                \
+    T *y2r = y1r + sv, *y2i = y1i + sv, *y3r = y2r + sv, *y3i = y2i + sv, *y4r = y3r + sv, *y4i = y3i + sv;            \
+    AOTC__FFT_LANES_INDEPENDENT                                                                                        \
+    for (int64_t u = 0; u < sv; u++) {                                                                                 \
+      T tr_, ti_;                                                                                                      \
+      T t1r = x1r[u] + x4r[u], t1i = x1i[u] + x4i[u], t2r = x2r[u] + x3r[u], t2i = x2i[u] + x3i[u];                    \
+      T t3r = x1r[u] - x4r[u], t3i = x1i[u] - x4i[u], t4r = x2r[u] - x3r[u], t4i = x2i[u] - x3i[u];                    \
+      T m1r = x0r[u] + c1 * t1r + c2 * t2r, m1i = x0i[u] + c1 * t1i + c2 * t2i;                                        \
+      T m2r = x0r[u] + c2 * t1r + c1 * t2r, m2i = x0i[u] + c2 * t1i + c1 * t2i;                                        \
+      T e1r = s1 * t3r + s2 * t4r, e1i = s1 * t3i + s2 * t4i; /* b1,4 = m1 -/+ i e1 */                                 \
+      T e2r = s2 * t3r - s1 * t4r, e2i = s2 * t3i - s1 * t4i; /* b2,3 = m2 -/+ i e2 */                                 \
+      y0r[u] = x0r[u] + t1r + t2r;                                                                                     \
+      y0i[u] = x0i[u] + t1i + t2i;                                                                                     \
+      AOTC__FFT_PUT(1, m1r + e1i, m1i - e1r);                                                                          \
+      AOTC__FFT_PUT(4, m1r - e1i, m1i + e1r);                                                                          \
+      AOTC__FFT_PUT(2, m2r + e2i, m2i - e2r);                                                                          \
+      AOTC__FFT_PUT(3, m2r - e2i, m2i + e2r);                                                                          \
+    }                                                                                                                  \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+/* The forward transform of V lines of length p->len in planes (xr, xi), with                                          \
+ * (yr, yi) as the other buffer; returns 1 when the result is in y, 0 in x. */                                         \
+AOTC_INTERNAL int aotc__fft_core_##S(const aotc__fft_plan* p, int64_t V, T* xr, T* xi, T* yr,                          \
+                                 T* yi) {                                                                              \
+  int64_t s = 1, l = p->len;                                                                                           \
+  int in_y = 0;                                                                                                        \
+  for (int k = 0; k < p->nf; k++) {                                                                                    \
+    int r = p->f[k];                                                                                                   \
+    int64_t m = l / r;                                                                                                 \
+    T *ar = in_y ? yr : xr, *ai = in_y ? yi : xi, *br = in_y ? xr : yr, *bi = in_y ? xi : yi;                          \
+    switch (r) {                                                                                                       \
+      case 4: aotc__fft_pass4_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                      \
+      case 2: aotc__fft_pass2_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                      \
+      case 3: aotc__fft_pass3_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                      \
+      default: aotc__fft_pass5_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                     \
+    }                                                                                                                  \
+    in_y = !in_y;                                                                                                      \
+    s *= r;                                                                                                            \
+    l = m;                                                                                                             \
+  }                                                                                                                    \
+  return in_y;                                                                                                         \
+}                                                                                                                      \
+                                                                                                                       \
+/* The forward transform of V lines of length p->n in X (planes of n*V), with                                          \
+ * A and W (planes of len*V each) as work; sets *res to the planes holding it. */                                      \
+AOTC_INTERNAL void aotc__fft_exec_##S(const aotc__fft_plan* p, int64_t V, T* X, T* A, T* W,                            \
+                                  T** res) {                                                                           \
+  int64_t n = p->n, m = p->len;                                                                                        \
+  T *xr = X, *xi = X + n * V;                                                                                          \
+  if (m == n) {                                                                                                        \
+    if (aotc__fft_core_##S(p, V, xr, xi, A, A + n * V)) X = A;                                                         \
+    res[0] = X;                                                                                                        \
+    res[1] = X + n * V;                                                                                                \
+    return;                                                                                                            \
+  }                                                                                                                    \
+  T *ar = A, *ai = A + m * V, *wr = W, *wi = W + m * V;                                                                \
+  for (int64_t k = 0; k < n; k++) { /* a = x * chirp, zero-padded to m */                                              \
+    T cr = p->chirp_##S[2 * k], ci = p->chirp_##S[2 * k + 1];                                                          \
+    for (int64_t v = 0; v < V; v++) {                                                                                  \
+      T r = xr[k * V + v], i = xi[k * V + v];                                                                          \
+      ar[k * V + v] = r * cr - i * ci;                                                                                 \
+      ai[k * V + v] = r * ci + i * cr;                                                                                 \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  for (int64_t k = n * V; k < m * V; k++) ar[k] = ai[k] = 0.0;                                                         \
+  int in_w = aotc__fft_core_##S(p, V, ar, ai, wr, wi);                                                                 \
+  T *rr = in_w ? wr : ar, *ri = in_w ? wi : ai, *or_ = in_w ? ar : wr, *oi = in_w ? ai : wi;                           \
+  for (int64_t k = 0; k < m; k++) { /* conj(A * B / m): the inverse by a forward transform */                          \
+    T br = p->bf_##S[2 * k], bi = p->bf_##S[2 * k + 1];                                                                \
+    for (int64_t v = 0; v < V; v++) {                                                                                  \
+      T r = rr[k * V + v], i = ri[k * V + v];                                                                          \
+      rr[k * V + v] = r * br - i * bi;                                                                                 \
+      ri[k * V + v] = -(r * bi + i * br);                                                                              \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  if (aotc__fft_core_##S(p, V, rr, ri, or_, oi)) {                                                                     \
+    rr = or_;                                                                                                          \
+    ri = oi;                                                                                                           \
+  }                                                                                                                    \
+  for (int64_t k = 0; k < n; k++) { /* x = chirp * conj(c) */                                                          \
+    T cr = p->chirp_##S[2 * k], ci = p->chirp_##S[2 * k + 1];                                                          \
+    for (int64_t v = 0; v < V; v++) {                                                                                  \
+      T r = rr[k * V + v], i = -ri[k * V + v];                                                                         \
+      xr[k * V + v] = r * cr - i * ci;                                                                                 \
+      xi[k * V + v] = r * ci + i * cr;                                                                                 \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  res[0] = xr;                                                                                                         \
+  res[1] = xi;                                                                                                         \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_gather_##S(const void* src, int type, const int64_t* base, int64_t step, int64_t n,       \
+                                    int64_t V, double sign, T* AOTC_RESTRICT xr, T* AOTC_RESTRICT xi) {                \
+  switch (type) {                                                                                                      \
+    case AOTC__FFT_F32: AOTC__FFT_GATHER(T, float, 0) break;                                                              \
+    case AOTC__FFT_F64: AOTC__FFT_GATHER(T, double, 0) break;                                                                  \
+    case AOTC__FFT_C64: AOTC__FFT_GATHER(T, float, 1) break;                                                              \
+    default: AOTC__FFT_GATHER(T, double, 1) break;                                                                             \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_scatter_##S(void* dst, int type, const int64_t* base, int64_t step, int64_t n, int64_t V, \
+                                     double scale, double iscale, const T* AOTC_RESTRICT xr,                           \
+                                     const T* AOTC_RESTRICT xi) {                                                      \
+  switch (type) {                                                                                                      \
+    case AOTC__FFT_F32: AOTC__FFT_SCATTER(T, float, 0) break;                                                             \
+    case AOTC__FFT_F64: AOTC__FFT_SCATTER(T, double, 0) break;                                                                 \
+    case AOTC__FFT_C64: AOTC__FFT_SCATTER(T, float, 1) break;                                                             \
+    default: AOTC__FFT_SCATTER(T, double, 1) break;                                                                            \
+  }                                                                                                                    \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_block_##S(const aotc__fft_axis* ax, int64_t t0, int64_t V, T* X, T* A,                    \
+                                   T* W) {                                                                             \
+  int64_t n = ax->plan->n, in_base[AOTC_FFT_LANES], out_base[AOTC_FFT_LANES];                                          \
+  for (int64_t v = 0; v < V; v++) {                                                                                    \
+    int64_t o = (t0 + v) / ax->inner, c = (t0 + v) % ax->inner;                                                        \
+    in_base[v] = o * ax->n_in * ax->inner + c;                                                                         \
+    out_base[v] = o * ax->n_out * ax->inner + c;                                                                       \
+  }                                                                                                                    \
+  T *xr = X, *xi = X + n * V;                                                                                          \
+  aotc__fft_gather_##S(ax->src, ax->src_type, in_base, ax->inner, ax->n_in, V, ax->inverse ? -1.0 : 1.0, xr, xi);      \
+  if (ax->hermitian) { /* x[i] = conj(x[n-i]) for n/2 < i < n */                                                       \
+    for (int64_t i = ax->n_in; i < n; i++) {                                                                           \
+      for (int64_t v = 0; v < V; v++) {                                                                                \
+        xr[i * V + v] = xr[(n - i) * V + v];                                                                           \
+        xi[i * V + v] = -xi[(n - i) * V + v];                                                                          \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  T* res[2];                                                                                                           \
+  aotc__fft_exec_##S(ax->plan, V, X, A, W, res);                                                                       \
+  /* the inverse: conjugated and scaled by 1/n (a product by 1.0 is exact) */                                          \
+  double scale = ax->inverse ? 1.0 / (double)n : 1.0;                                                                  \
+  aotc__fft_scatter_##S(ax->dst, ax->dst_type, out_base, ax->inner, ax->n_out, V, scale, ax->inverse ? -scale : 1.0,   \
+                    res[0], res[1]);                                                                                   \
+}                                                                                                                      \
+                                                                                                                       \
+AOTC_INTERNAL void aotc__fft_axis_run_##S(const aotc__fft_axis* ax, T* X, T* A, T* W) {                                \
+  int64_t lines = ax->outer * ax->inner, t = 0;                                                                        \
+  for (; t + AOTC_FFT_LANES <= lines; t += AOTC_FFT_LANES) aotc__fft_block_##S(ax, t, AOTC_FFT_LANES, X, A, W);        \
+  for (; t < lines; t++) aotc__fft_block_##S(ax, t, 1, X, A, W);                                                       \
+}                                                                                                                      \
+  /* end of AOTC__FFT_KERNELS */
+AOTC__FFT_KERNELS(double, f64)
+AOTC__FFT_KERNELS(float, f32)
+
+#undef AOTC__FFT_TW
+#undef AOTC__FFT_PUT
+#undef AOTC__FFT_GATHER
+#undef AOTC__FFT_SCATTER
+#undef AOTC__FFT_KERNELS
+
+/* Tables for length n from `*mem` (which moves on by aotc__fft_plan_bytes(n));
+ * A and W (2*len doubles each) are work for Bluestein's transformed chirp. */
+AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned char** mem, double* A, double* W) {
+  p->n = n;
+  p->len = aotc__fft_core_len(n);
+  int64_t len = p->len, rest = len;
+  p->nf = 0;
+  while (rest % 4 == 0) { p->f[p->nf++] = 4; rest /= 4; }
+  while (rest % 2 == 0) { p->f[p->nf++] = 2; rest /= 2; }
+  while (rest % 3 == 0) { p->f[p->nf++] = 3; rest /= 3; }
+  while (rest % 5 == 0) { p->f[p->nf++] = 5; rest /= 5; }
+  p->tw_f64 = (double*)(void*)*mem;
+  *mem += aotc__fft_up64((size_t)len * 16u);
+  p->tw_f32 = (float*)(void*)*mem;
+  *mem += aotc__fft_up64((size_t)len * 8u);
+  for (int64_t k = 0; k < len; k++) {
+    aotc__fft_unit(k, len, &p->tw_f64[2 * k], &p->tw_f64[2 * k + 1]);
+    p->tw_f32[2 * k] = (float)p->tw_f64[2 * k];
+    p->tw_f32[2 * k + 1] = (float)p->tw_f64[2 * k + 1];
   }
-  double *xr = X, *xi = X + n * V;
-  aotc__fft_gather(ax->src, ax->src_type, in_base, ax->inner, ax->n_in, V, ax->inverse ? -1.0 : 1.0, xr, xi);
-  if (ax->hermitian) { /* x[i] = conj(x[n-i]) for n/2 < i < n */
-    for (int64_t i = ax->n_in; i < n; i++) {
-      for (int64_t v = 0; v < V; v++) {
-        xr[i * V + v] = xr[(n - i) * V + v];
-        xi[i * V + v] = -xi[(n - i) * V + v];
-      }
+  /* Bluestein's tables exist in double only: its transforms always compute in double */
+  p->chirp_f64 = p->bf_f64 = NULL;
+  p->chirp_f32 = p->bf_f32 = NULL;
+  if (len == n) return;
+  double* chirp = p->chirp_f64 = (double*)(void*)*mem;
+  *mem += aotc__fft_up64((size_t)n * 16u);
+  double* bf = p->bf_f64 = (double*)(void*)*mem;
+  *mem += aotc__fft_up64((size_t)len * 16u);
+  for (int64_t k = 0; k < n; k++) { /* exp(-pi i k^2/n) = exp(-2 pi i (k^2 mod 2n)/(2n)) */
+    int64_t kk = (int64_t)(((uint64_t)k * (uint64_t)k) % (uint64_t)(2 * n));
+    aotc__fft_unit(kk, 2 * n, &chirp[2 * k], &chirp[2 * k + 1]);
+  }
+  for (int64_t k = 0; k < len; k++) A[k] = A[len + k] = 0.0;
+  for (int64_t k = 0; k < n; k++) { /* b[k] = b[len-k] = conj(chirp[k]) */
+    A[k] = chirp[2 * k];
+    A[len + k] = -chirp[2 * k + 1];
+    if (k > 0) {
+      A[len - k] = A[k];
+      A[2 * len - k] = A[len + k];
     }
   }
-  double* res[2];
-  aotc__fft_exec(ax->plan, V, X, A, W, res);
-  /* the inverse: conjugated and scaled by 1/n (a product by 1.0 is exact) */
-  double scale = ax->inverse ? 1.0 / (double)n : 1.0;
-  aotc__fft_scatter(ax->dst, ax->dst_type, out_base, ax->inner, ax->n_out, V, scale, ax->inverse ? -scale : 1.0,
-                    res[0], res[1]);
-}
-
-AOTC_INTERNAL void aotc__fft_axis_run(const aotc__fft_axis* ax, double* X, double* A, double* W) {
-  int64_t lines = ax->outer * ax->inner, t = 0;
-  for (; t + AOTC_FFT_LANES <= lines; t += AOTC_FFT_LANES) aotc__fft_block(ax, t, AOTC_FFT_LANES, X, A, W);
-  for (; t < lines; t++) aotc__fft_block(ax, t, 1, X, A, W);
+  double* r = aotc__fft_core_f64(p, 1, A, A + len, W, W + len) ? W : A;
+  for (int64_t k = 0; k < len; k++) {
+    bf[2 * k] = r[k] / (double)len;
+    bf[2 * k + 1] = r[len + k] / (double)len;
+  }
 }
 
 /* The scratch layout (aotc_fft_scratch_need sums it): the IRFFT intermediate,
@@ -477,9 +500,22 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
   mem += aotc__fft_up64((size_t)lmax * 16u * AOTC_FFT_LANES);
   double* W = (double*)(void*)mem;
   aotc__fft_plan plan[3];
-  for (int d = 0; d < 3; d++)
-    if (aotc__fft_axis_used(kind, d, n)) aotc__fft_plan_init(&plan[d], n[d], &plans, A, W);
+  /* c64 data computes in f32 when every length is 5-smooth; Bluestein's transforms, and
+   * c128 data, in double */
+  int single = !f64;
+  for (int d = 0; d < 3; d++) {
+    if (!aotc__fft_axis_used(kind, d, n)) continue;
+    aotc__fft_plan_init(&plan[d], n[d], &plans, A, W);
+    if (plan[d].len != n[d]) single = 0;
+  }
 
+#define AOTC__FFT_AXIS_RUN(ax)                                                        \
+  do {                                                                                \
+    if (single)                                                                       \
+      aotc__fft_axis_run_f32((ax), (float*)(void*)X, (float*)(void*)A, (float*)(void*)W); \
+    else                                                                              \
+      aotc__fft_axis_run_f64((ax), X, A, W);                                          \
+  } while (0)
   int real = f64 ? AOTC__FFT_F64 : AOTC__FFT_F32, cplx = f64 ? AOTC__FFT_C128 : AOTC__FFT_C64;
   int64_t h = n2 / 2 + 1;
   int64_t last = (kind == AOTC_FFT_FFT || kind == AOTC_FFT_IFFT) ? n2 : h; /* complex side's last dim */
@@ -497,7 +533,7 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
     ax.n_out = last;
     ax.outer = batch * n0 * n1;
     ax.inner = 1;
-    aotc__fft_axis_run(&ax, X, A, W);
+    AOTC__FFT_AXIS_RUN(&ax);
     for (int d = 1; d >= 0; d--) {
       if (n[d] <= 1) continue;
       ax.plan = &plan[d];
@@ -506,7 +542,7 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
       ax.n_in = ax.n_out = n[d];
       ax.outer = batch * (d == 1 ? n0 : 1);
       ax.inner = (d == 0 ? n1 : 1) * last;
-      aotc__fft_axis_run(&ax, X, A, W);
+      AOTC__FFT_AXIS_RUN(&ax);
     }
     return;
   }
@@ -523,7 +559,7 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
     ax.dst_type = AOTC__FFT_C128;
     ax.outer = batch * (d == 1 ? n0 : 1);
     ax.inner = (d == 0 ? n1 : 1) * dims[2];
-    aotc__fft_axis_run(&ax, X, A, W);
+    AOTC__FFT_AXIS_RUN(&ax);
     src = tmp;
     src_type = AOTC__FFT_C128;
   }
@@ -537,8 +573,9 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
   ax.outer = batch * n0 * n1;
   ax.inner = 1;
   ax.hermitian = 1;
-  aotc__fft_axis_run(&ax, X, A, W);
+  AOTC__FFT_AXIS_RUN(&ax);
 }
+#undef AOTC__FFT_AXIS_RUN
 
 AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                               void* out, void* scratch) {
