@@ -80,6 +80,9 @@ for _kind in ("FFT", "IFFT", "RFFT", "IRFFT"):
             _kind, _ty, [((2,), (64, 48)), ((), (16, 12, 10)), ((2, 2), (5, 7, 6)), ((3,), (1, 97))], 100 + _s)
 CASES["fft_256x256_c64"] = _module("FFT", "c64", [((), (256, 256))], 7)
 CASES["fft_256x256_irfft_c64"] = _module("IRFFT", "c64", [((), (256, 256))], 10)
+# enough work for the kernel to split the batch into ranges (threads may take them)
+CASES["fft_batch_ranges_c64"] = _module("FFT", "c64", [((32,), (512,))], 16)
+CASES["fft_batch_ranges_irfft_c64"] = _module("IRFFT", "c64", [((16,), (32, 48))], 17)
 # length 1 (identity; IRFFT keeps the real part), fft_length {1,1}, and IRFFT of non-Hermitian
 # spectra of even and odd length (imaginary parts of the DC and Nyquist terms ignored)
 CASES["fft_ones_c64"] = _module("FFT", "c64", [((4,), (1,)), ((2,), (1, 1)), ((3, 2), (1, 5))], 12)
@@ -172,7 +175,8 @@ def test_shape_rule_errors(message):
         driver.frontend("bad.hlo", None, CompileOptions(), text=BAD[message])
 
 
-_FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post"]
+_FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post", "fft_batch_ranges_c64",
+               "fft_batch_ranges_irfft_c64"]
 
 
 @pytest.mark.slow
