@@ -3,9 +3,11 @@
  * Owns the transforms declared in aotc_fft.h.  A length whose prime factors
  * are 2, 3 and 5 runs as a self-sorting (Stockham) sequence of radix-4, 2, 3
  * and 5 passes; any other length as Bluestein's chirp convolution over such a
- * length.  Every transform computes in double, whatever the data type, on
- * AOTC_FFT_LANES lines at a time held side by side (re and im planes), so the
- * butterflies run over contiguous lanes.  Twiddles are exp(-2 pi i k/n) from an
+ * length.  c64 data computes in f32 when every length is 5-smooth, everything
+ * else (c128 data, Bluestein's transforms) in double; AOTC_FFT_LANES lines at a
+ * time are held side by side (re and im planes), so the butterflies run over
+ * contiguous lanes.  The passes are written once (AOTC__FFT_KERNELS) and
+ * instantiated for f32 and f64 planes.  Twiddles are exp(-2 pi i k/n) from an
  * exact integer reduction of the angle to [0, pi/4], computed once per call
  * into the scratch.  Several axes are transformed one after the other (last
  * axis first for FFT/RFFT, last for IRFFT); a line along any axis is gathered
@@ -109,12 +111,12 @@ AOTC_INTERNAL void aotc__fft_unit(int64_t k, int64_t n, double* re, double* im) 
 
 #define AOTC__FFT_TW(T, k) \
   const T w##k##r = tw[2 * ((k) * j * s)], w##k##i = tw[2 * ((k) * j * s) + 1]
-#define AOTC__FFT_PUT(k, xr, xi)                  \
-  do {                                            \
-    tr_ = (xr);                                   \
-    ti_ = (xi);                                   \
-    y##k##r[u] = tr_ * w##k##r - ti_ * w##k##i;  \
-    y##k##i[u] = tr_ * w##k##i + ti_ * w##k##r;  \
+#define AOTC__FFT_PUT(k, xr, xi)                \
+  do {                                          \
+    tr_ = (xr);                                 \
+    ti_ = (xi);                                 \
+    y##k##r[u] = tr_ * w##k##r - ti_ * w##k##i; \
+    y##k##i[u] = tr_ * w##k##i + ti_ * w##k##r; \
   } while (0)
 
 /* element types of the buffers a pass reads and writes */
@@ -122,24 +124,24 @@ enum { AOTC__FFT_F32, AOTC__FFT_F64, AOTC__FFT_C64, AOTC__FFT_C128 };
 
 /* x[i*V + v] = line v's element i (src + base[v] + i*step, in elements of type T), for
  * the V lines of a block; imaginary parts times `sign` (zero for real data) */
-#define AOTC__FFT_GATHER(TP, T, cplx)                                                      \
-  for (int64_t i = 0; i < n; i++) {                                                    \
-    for (int64_t v = 0; v < V; v++) {                                                  \
-      const T* p_ = (const T*)src + (cplx ? 2 : 1) * (base[v] + i * step);             \
-      xr[i * V + v] = (TP)p_[0];                                                   \
-      xi[i * V + v] = cplx ? (TP)sign * (TP)p_[cplx ? 1 : 0] : (TP)0;                    \
-    }                                                                                  \
+#define AOTC__FFT_GATHER(TP, T, cplx)                                      \
+  for (int64_t i = 0; i < n; i++) {                                        \
+    for (int64_t v = 0; v < V; v++) {                                      \
+      const T* p_ = (const T*)src + (cplx ? 2 : 1) * (base[v] + i * step); \
+      xr[i * V + v] = (TP)p_[0];                                           \
+      xi[i * V + v] = cplx ? (TP)sign * (TP)p_[cplx ? 1 : 0] : (TP)0;      \
+    }                                                                      \
   }
 
 /* line v's element i = x[i*V + v] * scale (imaginary parts times sign*scale; only the
  * real parts for real data) */
-#define AOTC__FFT_SCATTER(TP, T, cplx)                                      \
-  for (int64_t i = 0; i < n; i++) {                                     \
-    for (int64_t v = 0; v < V; v++) {                                   \
-      T* p_ = (T*)dst + (cplx ? 2 : 1) * (base[v] + i * step);          \
-      p_[0] = (T)(xr[i * V + v] * (TP)scale);                               \
-      if (cplx) p_[cplx ? 1 : 0] = (T)(xi[i * V + v] * (TP)iscale);         \
-    }                                                                   \
+#define AOTC__FFT_SCATTER(TP, T, cplx)                              \
+  for (int64_t i = 0; i < n; i++) {                                 \
+    for (int64_t v = 0; v < V; v++) {                               \
+      T* p_ = (T*)dst + (cplx ? 2 : 1) * (base[v] + i * step);      \
+      p_[0] = (T)(xr[i * V + v] * (TP)scale);                       \
+      if (cplx) p_[cplx ? 1 : 0] = (T)(xi[i * V + v] * (TP)iscale); \
+    }                                                               \
   }
 
 /* One axis of a transform: `outer` x `inner` lines, each read as n_in elements

@@ -25,7 +25,7 @@
 /* Bytes of scratch (64-byte aligned) one call of the given kind and lengths
  * needs.  n0, n1, n2 are the fft_length of a 3-D transform (a 1-D transform of
  * length n is 1, 1, n); for RFFT and IRFFT n2 is the real length.  The same
- * for f32 and f64 data (the transforms compute in double). */
+ * for f32 and f64 data. */
 AOTC_RT_API size_t aotc_fft_scratch_need(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2);
 
 /* out = the transform `kind` of `batch` arrays [n0, n1, n2] of `in`, both

@@ -5,9 +5,10 @@ frequencies), zero and one lengths, and jnp.fft functions as JAX exports them be
 and after optimization (tests/ops/data/fft_jax, from gen_fft_modules.py).
 
 Tolerance: errors relative to the largest magnitude of the output. DUCC rounds each
-butterfly in the data's precision, so its error grows like eps * log2(N); aotc computes
-in double and rounds once. Each output gets 2 eps * (log2 N + 2), N the transform's
-total length: a few ulp per radix pass of XLA's own rounding.
+butterfly in the data's precision, so its error grows like eps * log2(N); so does aotc's
+(f32 Stockham passes for c64 data of 5-smooth lengths; double for c128 and for Bluestein's
+lengths, rounded once). Each output gets 2 eps * (log2 N + 2), N the transform's total
+length: about one ulp per radix pass for each of the two, plus the final roundings.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
