@@ -10,7 +10,7 @@ from collections import Counter
 
 from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
-from ..runtime_c import runtime_source
+from ..runtime_c import parts_called, runtime_source
 from . import profile as prof
 from .api import emit_api
 from .common import banner
@@ -224,7 +224,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
            "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>",
            "#include <string.h>", "#include <time.h>", "",
            "/* ---------------------------------------------------------------- runtime */",
-           runtime_source(), "",
+           runtime_source(parts_called(_called([k.body for q in programs for k in q.kernels],
+                                                 [f for q in programs for f in q.functions]))), "",
            "/* ---------------------------------------------------------------- constants */"]
     consts = [c for q in programs for c in q.constants]
     in_blob = [c for c in consts if encoding == "incbin" and incbin_ok(c)]

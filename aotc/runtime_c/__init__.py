@@ -28,7 +28,15 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_thread.h",  # threads, locks, atomics: POSIX or Win32; C11, C++ or MSVC atomics
     "aotc_pool.h",  # thread pool API, plug-in pool type
     "aotc_pool.c",  # thread pool implementation
+    "aotc_fft.h",  # FFT declarations (optional part "fft")
+    "aotc_fft.c",  # mixed-radix Stockham and Bluestein FFTs (optional part "fft")
 )
+
+# Optional parts: embedded only into a .c whose kernels call a function of the part (every
+# such function's name starts with the part's prefix); the rest of the runtime is always there.
+OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
+}
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES
 # in aotc_gemm.h; the same on every ISA).  Tests check the two agree.
@@ -71,19 +79,30 @@ def runtime_path(name: str) -> Path:
     return RUNTIME_DIR / name
 
 
+def parts_called(names) -> frozenset[str]:
+    """The optional parts whose functions are among the called function `names`."""
+    return frozenset(part for part, (prefix, _) in OPTIONAL_PARTS.items()
+                     if any(n.startswith(prefix) for n in names))
+
+
 @lru_cache(maxsize=None)
-def runtime_source() -> str:
-    """The whole runtime as one C text, in ``RUNTIME_FILES`` order.
+def runtime_source(parts: frozenset[str] | None = None) -> str:
+    """The runtime as one C text, in ``RUNTIME_FILES`` order: the core and the optional
+    `parts` (every part when None: the runtime tested on its own).
 
     Embed it near the top of a generated file (it includes system headers).
     Everything in it is ``static``
     unless ``AOTC_RT_API`` is defined beforehand.
     """
-    parts = []
+    left_out = {f for part, (_, files) in OPTIONAL_PARTS.items() if parts is not None and part not in parts
+                for f in files}
+    parts_text = []
     for name in RUNTIME_FILES:
+        if name in left_out:
+            continue
         text = runtime_path(name).read_text(encoding="utf-8")
-        parts.append(f"/* ==== aotc runtime: {name} ==== */\n{text.rstrip()}\n")
-    return "\n".join(parts)
+        parts_text.append(f"/* ==== aotc runtime: {name} ==== */\n{text.rstrip()}\n")
+    return "\n".join(parts_text)
 
 
 # ---- FFT scratch (aotc_fft_scratch_need in aotc_fft.c; tests check the two agree)
