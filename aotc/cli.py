@@ -292,10 +292,13 @@ def _read_inputs(path: str | None) -> dict | None:
               help="How constants are written: incbin (a blob PREFIX.c.bin the assembler includes), string "
                    "(string literals), array (hex C arrays, any compiler); auto: arrays when small, else incbin "
                    "(string for --target generic).")
+@click.option("--custom-call", "custom_calls", metavar="TARGET", multiple=True,
+              help="A custom-call target your application implements in C (repeatable): the header declares "
+                   "PREFIX_cc_TARGET for you to define (docs/custom_calls.md). Also the config's `custom_calls`.")
 @_handles_errors
 def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
                 out, name, emit, weights, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
-                dump_dir, const_encoding) -> None:
+                dump_dir, const_encoding, custom_calls) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
     listed = [k.strip() for k in emit.split(",") if k.strip()]
@@ -308,7 +311,7 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
                             bind_constants=bind_constants, emit=kinds, weights=weights, dump_after=tuple(dump_after),
                             dump_dir=dump_dir, shapes=_shapes(shape), programs=programs, test_inputs=test_inputs,
                             test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile,
-                            const_encoding=const_encoding)
+                            const_encoding=const_encoding, custom_calls=tuple(sorted(set(custom_calls))))
     with _progress() as progress:
         res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
     for path in (res.h_path, res.c_path, res.blob_path, res.weights_path, *res.program_paths, res.obj_path,

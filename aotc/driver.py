@@ -152,7 +152,8 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
                     target=target_banner, source_text=fe.source_text, dump=dump,
                     weights="file" if options.weights == "file" else "bound",
-                    fma=has_fma(resolve_target(options.target, options.target_cpu, options.target_features)))
+                    fma=has_fma(resolve_target(options.target, options.target_cpu, options.target_features)),
+                    custom_calls=tuple(sorted(set(options.custom_calls) | set(fe.signature.custom_calls))))
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"

@@ -32,4 +32,6 @@ class CompileOptions:
     test_atol: float | None = None  # None: 1e-6 for 32/64-bit floats, 1e-2 for 16-bit ones
     profile: bool = False  # time every kernel call of the run function (P_profile_* API)
     const_encoding: str = "auto"  # auto | incbin | string | array: how constants are written (docs/weights.md)
+    custom_calls: tuple[str, ...] = ()  # custom-call targets the application implements in C (--custom-call and
+    # the config's `custom_calls`, merged and sorted): each is an extern PREFIX_cc_<target> (docs/custom_calls.md)
     sanitize: str | None = None  # run/bench: "address" (ASan+UBSan, any report aborts) or "thread" (TSan)

@@ -5,6 +5,7 @@ the stateless entry. Formatting only.
 from __future__ import annotations
 
 from ..lower.program import Port, Program
+from . import host
 from . import profile as prof
 from .common import c_storage
 from .weights_file import weights_c
@@ -51,6 +52,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
     P = p.name
     na, nr = len(p.args), len(p.results)
     nw = len(p.weights)
+    hosted = bool(host.all_calls(p))  # calls into the application: a run always has a budget a failure spends
     NA, NR = max(na + nw, 1), max(nr, 1)  # weights (--weights file) follow the arguments
     L = ["/* ---------------------------------------------------------------- introspection */"]
     L += _table(P, "arg", p.args) + _table(P, "result", p.results)
@@ -70,6 +72,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         "    char error[160];",
         *(prof.instance_fields(p) if profile else []),
         *(["    void* owned_weights;  /* what load_weights read, 64-byte aligned */"] if nw else []),
+        *host.instance_fields(p),
         "};",
         "",
         "static void* aotc_alloc64(size_t n) {",
@@ -182,6 +185,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         "    m->threads = fn ? 0 : 1;",
         f"    return {P}_OK;",
         "}",
+        *host.api_functions(p),
         "",
         f"static int {P}_check({P}_instance* m, void* const* args, void* const* results, void* arena, size_t arena_bytes) {{",
         *([f"    if (!args) return {P}_fail_msg(m, {P}_ERR_NULL_ARG, \"no argument array\");"] if na else []),
@@ -209,17 +213,19 @@ def emit_api(p: Program, profile: bool = False) -> str:
         "    if (rc) return rc;",
         "    aotc_fpenv env;",
         "    aotc_fpenv_enter(&env);",
-        "    aotc_budget budget = {m ? &m->cancel : 0, 0, 0};",
+        *host.run_enter(p),
+        f"    aotc_budget budget = {{m ? &m->cancel : {'&no_cancel' if hosted else '0'}, 0, 0}};",
         "    aotc_budget* outer = aotc_budget_now;",
         "    if (m && m->deadline_ns) {",
         "        uint64_t now = aotc_clock_ns();",
         "        budget.until_ns = m->deadline_ns > UINT64_MAX - now ? UINT64_MAX : now + m->deadline_ns;",
         "    }",
-        "    aotc_budget_now = m ? &budget : 0;",
+        f"    aotc_budget_now = {'&budget' if hosted else 'm ? &budget : 0'};",
         "    if (!aotc_budget_spent())",
         f"        {P}_execute(args, results, (unsigned char*)arena, par{prof.execute_arg(P) if profile else ''});",
         "    aotc_budget_now = outer;",
         "    aotc_fpenv_leave(&env);",
+        *host.run_leave(p),
         "    if (budget.spent) {",
         "        if (aotc__aexchange(&m->cancel, 0, seq_cst))",
         f"            return {P}_fail_msg(m, {P}_ERR_CANCELLED, \"the run was cancelled ({P}_cancel); results are unspecified\");",

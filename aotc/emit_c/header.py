@@ -8,6 +8,7 @@ import re
 from math import prod
 
 from ..lower.program import Port, Program
+from . import host
 from . import profile as prof
 from .api import MAX_THREADS
 from .common import banner, c_storage, macro
@@ -110,6 +111,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
         lines.append(f"{c_storage(r)}* {P}_result_{r.name}_data({P}_instance* m);  /* result {i} */")
     lines += prof.header_decls(p) if profile else []
     lines = _exported(lines, P, M)
+    lines += host.header_decls(p)
     lines += ["", "#ifdef __cplusplus", '}  /* extern "C" */', "#endif"]
     if p.cpp_class:
         lines += ["", _cpp_class(p)]

@@ -11,6 +11,7 @@ from collections import Counter
 from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import parts_called, runtime_source
+from . import host
 from . import profile as prof
 from .api import emit_api
 from .common import banner
@@ -36,6 +37,8 @@ def _slot_pointer(s: Slot, bare: frozenset[str]) -> str:
         return f"{t}* const {s.cname} = ({t}*){s.alias_of};"
     if s.place == "scratch":
         return f"void* const {s.cname} = arena + {s.offset};"
+    if s.place == "token":
+        return f"{t}* const {s.cname} = &aotc_token;"
     return f"{t}* const {s.cname} = ({t}*)(arena + {s.offset});"
 
 
@@ -241,7 +244,9 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     out = []
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
-            *_BUDGET, "",
+            *_BUDGET, "", *host.source_prelude(p),
+            *(["static AOTC_UNUSED uint8_t aotc_token;  /* what a token pointer points to: tokens hold no data */", ""]
+              if any(s.place == "token" for q in programs for s in q.slots) else []),
             "/* ---------------------------------------------------------------- scalar functions */"]
     called = _called([k.body for q in programs for k in q.kernels], [f for q in programs for f in q.functions])
     fns = _merge(((f.name, function(f)) for q in programs for f in q.functions if f.name in called), "scalar function")
@@ -250,6 +255,9 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
                    + [c.cname for c in consts] + list(fns), "file-scope")
     for q in programs:
         _assert_unique([s.cname for s in q.slots], f"{q.name} slot")
+    if p.host_calls or any(q.host_calls for q in programs):
+        out += ["/* ---------------------------------------------------------------- calls into the application */"]
+        out += host.wrappers(p)
     for q in programs:
         title = "kernels" if q is p else f"sub-program {q.name} {q.signature_text}"
         out += [f"/* ---------------------------------------------------------------- {title} */"]

@@ -91,6 +91,7 @@ class Config:
     fetches: tuple[FetchSpec, ...] | None = None  # None: every output of the root
     variables: tuple[VariableSpec, ...] = ()
     bound: BoundSpec | None = None
+    custom_calls: tuple[str, ...] = ()  # custom-call targets the application implements (docs/custom_calls.md)
     text: str = field(default="", compare=False, repr=False)
     spots: tuple[tuple[str, Spot], ...] = field(default=(), compare=False, repr=False)  # top-level keys
 
@@ -161,7 +162,7 @@ def bound_as_feeds(cfg: Config) -> Config:
 
 # ---------------------------------------------------------------- sections
 
-_TOP_KEYS = ("name", "cpp_class", "feeds", "fetches", "variables", "bound")
+_TOP_KEYS = ("name", "cpp_class", "feeds", "fetches", "variables", "bound", "custom_calls")
 _FEED_KEYS = ("id", "name", "shape", "type")
 _FETCH_KEYS = ("id", "name")
 _VARIABLE_KEYS = ("id", "name", "readonly", "update")
@@ -179,7 +180,8 @@ def _config(r: NodeReader, root: Node, base_dir: str) -> Config:
     fetches = _fetches(r, top["fetches"]) if "fetches" in top else None
     variables = _variables(r, top["variables"]) if "variables" in top else ()
     bound = _bound(r, top["bound"], base_dir) if "bound" in top else None
-    cfg = Config(r.file, name, cpp_class, feeds, fetches, variables, bound, r.text,
+    custom_calls = _custom_calls(r, top["custom_calls"]) if "custom_calls" in top else ()
+    cfg = Config(r.file, name, cpp_class, feeds, fetches, variables, bound, custom_calls, r.text,
                  tuple((k, Spot(k, r.loc(v))) for k, v in top.items()))
     _check_names(cfg)
     return cfg
@@ -264,6 +266,20 @@ def _bound(r: NodeReader, node: Node, base_dir: str) -> BoundSpec:
     if not params:
         raise r.error("expected a non-empty list of parameters under 'params'", "bound", r.loc(node))
     return BoundSpec(file, os.path.join(base_dir, file), tuple(params), _spot(r, node, "bound", e))
+
+
+def _custom_calls(r: NodeReader, node: Node) -> tuple[str, ...]:
+    """custom_calls: [target, ...] -- each a custom_call_target string, listed once."""
+    out: list[str] = []
+    for i, item in enumerate(r.sequence(node, "custom_calls", "custom-call targets")):
+        path = f"custom_calls[{i}]"
+        target = r.string(item, path)
+        if target in out:
+            raise r.error(f"custom-call target '{target}' is listed twice", path, r.loc(item))
+        if any(c in target for c in '"\\') or not target.isprintable():
+            raise r.error(f"'{target}' is not a custom-call target name", path, r.loc(item))
+        out.append(target)
+    return tuple(sorted(out))
 
 
 def _check_names(cfg: Config) -> None:

@@ -66,6 +66,9 @@ class Signature:
     bound: tuple[Bound, ...] = ()
     name: str | None = None  # C symbol prefix from the config
     cpp_class: str | None = None
+    custom_calls: tuple[str, ...] = ()  # custom-call targets the application implements (config `custom_calls`)
+    token_params: tuple[str, ...] = ()  # entry token parameters: no argument in the API (no data)
+    token_results: int = 0  # token leaves of the entry result: no result in the API
 
     @property
     def variables(self) -> tuple[Feed, ...]:
@@ -80,7 +83,8 @@ class Signature:
         for f in self.feeds:
             qual = ("readonly variable " if f.readonly else "variable ") if f.kind == "variable" else ""
             ins.append(f"{f.name}: {qual}{ty(f.shape)}")
-        outs = [f"{f.name}: {ty(f.shape)}" for f in self.fetches]
+        ins += [f"{n}: token" for n in self.token_params]
+        outs = [f"{f.name}: {ty(f.shape)}" for f in self.fetches] + ["token"] * self.token_results
         return f"({', '.join(ins)}) -> ({', '.join(outs)})"
 
 
@@ -134,10 +138,12 @@ def resolve_signature(module: Module, config: Config | None = None) -> Signature
 
     bound = _bound(look, claim) if config is not None and config.bound is not None else ()
 
+    tokens = tuple(p.name for p in look.params if _is_token(p.shape) and (p.parameter_number or 0) not in claimed)
     if config is None or config.feeds is None:
-        feed_items = [(p, None, None) for p in look.params if (p.parameter_number or 0) not in claimed]
+        feed_items = [(p, None, None) for p in look.params
+                      if (p.parameter_number or 0) not in claimed and p.name not in tokens]
     else:
-        unfed = [p for p in look.params if (p.parameter_number or 0) not in claimed]
+        unfed = [p for p in look.params if (p.parameter_number or 0) not in claimed and p.name not in tokens]
         if unfed:
             p = unfed[0]
             spot = config.spot("feeds")
@@ -206,8 +212,14 @@ def resolve_signature(module: Module, config: Config | None = None) -> Signature
         fetch_names = fill(["" for _ in fetch_items], [item[4] for item in fetch_items])
     fetches = tuple(Fetch(k, fetch_names[k], instr.name, index, shape)
                     for k, (instr, index, shape, _, _) in enumerate(fetch_items))
+    n_tokens = sum(1 for _, leaf in leaves(look.root.shape) if _is_token(leaf))
     return Signature(tuple(feeds), fetches, bound, config.name if config is not None else None,
-                     config.cpp_class if config is not None else None)
+                     config.cpp_class if config is not None else None,
+                     config.custom_calls if config is not None else (), tokens, n_tokens)
+
+
+def _is_token(shape) -> bool:
+    return isinstance(shape, ArrayShape) and shape.is_token
 
 
 def _bound(look: EntryLookup, claim) -> tuple[Bound, ...]:

@@ -89,7 +89,7 @@ _TABLE = [
     DType("f8e3m4", 8, "float", "uint8_t"),
     DType("f8e8m0fnu", 8, "float", "uint8_t"),
     DType("f4e2m1fn", 8, "float", "uint8_t"),
-    DType("token", 0, "token", ""),
+    DType("token", 0, "token", "uint8_t"),  # no data: a token slot is 0 bytes
 ]
 
 DTYPES: dict[str, DType] = {t.name: t for t in _TABLE}

@@ -114,6 +114,9 @@ class KernelBuilder:
         self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
         self.scalar_computation: Callable[[str], object] | None = None  # name -> Computation
         self.scratch: K.Buf | None = None
+        self.custom_calls: frozenset[str] = frozenset()  # custom-call targets the application implements
+        self.host_call: Callable | None = None  # HostCall (kernel/host.py) -> the wrapper's C name
+        self.custom_call_function: Callable[[str], str] | None = None  # target -> the application's C function
         self.scratch_bytes = 0
         self.uses_pool = False
         # the root of a GEMM's epilogue: what the kernel stores at each element of the

@@ -6,6 +6,8 @@ live values; output is a `Program` the C emitter prints without interpreting.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..hlo.dtypes import DTYPES, from_numpy
@@ -15,6 +17,7 @@ from ..hlo.shape import ArrayShape, ShapeError, TupleShape
 from ..ops.registry import rule
 from ..kernel import ir as K
 from ..kernel.builder import c_ident
+from ..kernel.host import HostCall
 from ..kernel.passes import run_kernel_passes
 from .fused import Fused, fused_computation, kernel_op
 from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
@@ -41,6 +44,26 @@ def storage_array(values: np.ndarray, dt) -> np.ndarray:
     return a
 
 
+class HostCalls:
+    """The calls into the application a program's kernels make (kernel/host.py): each gets
+    its wrapper's name from the module's name supply."""
+
+    def __init__(self, names: NameSupply, program: str, targets: frozenset[str]) -> None:
+        self.names, self.program, self.targets = names, program, targets
+        self.calls: dict[str, HostCall] = {}
+
+    def add(self, spec: HostCall) -> str:
+        cname = self.names.host_call(self.program, spec.hlo)
+        self.calls[cname] = replace(spec, cname=cname)
+        return cname
+
+    def function(self, target: str) -> str:
+        return self.names.custom_call(target)
+
+    def ordered(self) -> tuple[HostCall, ...]:
+        return tuple(self.calls[c] for c in sorted(self.calls))
+
+
 class _Slots:
     def __init__(self, names: NameSupply) -> None:
         self.info: dict[str, dict] = {}
@@ -58,7 +81,8 @@ class _Slots:
 
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
-                  names: NameSupply, subprograms: dict, weights_file: bool = False, fma: bool = False) -> Program:
+                  names: NameSupply, subprograms: dict, weights_file: bool = False, fma: bool = False,
+                  custom_calls: tuple[str, ...] = ()) -> Program:
     """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
     each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
     m = fplan.module
@@ -66,6 +90,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     roles = fplan.roles
     slots = _Slots(names.local())
     fns = ScalarFunctions(m, names)
+    host = HostCalls(names, name, frozenset(custom_calls))
     scalars: dict[str, K.Expr] = {}
     consts: list[ConstArray] = []
     params = {p.name: p for p in comp.instructions if p.opcode == Op.PARAMETER}
@@ -109,6 +134,8 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                 key = _key(ins.name, (k,) if isinstance(ins.shape, TupleShape) else ())
                 if key in result_of:
                     slots.add(key, s, "result", index=result_of[key])
+                elif s.is_token:
+                    slots.add(key, s, "token")  # no data: never in the arena
                 else:
                     slots.add(key, s, "arena")
     for ins in comp.instructions:
@@ -151,7 +178,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
             outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
         try:
             body, fused, nbytes, takes_pool = kernel_body(m, comp, ins, fplan.heroes, buffers, outs, scalars,
-                                                          fns, scratch_buf, nbytes, subprograms.__getitem__)
+                                                          fns, scratch_buf, nbytes, subprograms.__getitem__, host)
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool, fma=fma)
@@ -186,6 +213,8 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
         rkey = f"result#{j}"
         dst = slots.add(rkey, ArrayShape(shape.dtype, shape.dims), "result", index=j)
         res_slots.append(dst)
+        if shape.is_token:
+            continue  # a token result: nothing to copy
         step = len(kernels)
         uses.setdefault(base_key(k), []).append(step)
         kernels.append(Kernel(names.kernel(name, rkey), (n,), ((slots.info[k]["cname"], False), (dst, True)),
@@ -222,4 +251,4 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     functions = fns.ordered()
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target,
-                   tuple(p for _, p in sorted(subprograms.items())), weights)
+                   tuple(p for _, p in sorted(subprograms.items())), weights, host.ordered())

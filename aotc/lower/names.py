@@ -19,8 +19,9 @@ class NameSupply:
     key returns the same name.
     """
 
-    def __init__(self, reserved: tuple[str, ...] = (), parent: NameSupply | None = None):
+    def __init__(self, reserved: tuple[str, ...] = (), parent: NameSupply | None = None, prefix: str = ""):
         self._parent = parent
+        self.prefix = prefix  # the public C prefix (custom-call functions are named under it)
         self._taken: set[str] = set(reserved)
         self._given: dict[tuple[str, ...], str] = {}
 
@@ -62,6 +63,14 @@ class NameSupply:
     def program(self, parent: str, computation: str) -> str:
         """The C prefix of the sub-program running `computation` (defines `<name>_execute`)."""
         return self.name(("program", parent, computation), f"{parent}_", computation, ("_execute",))
+
+    def host_call(self, program: str, hlo: str) -> str:
+        """The wrapper that calls the application for instruction `hlo` of `program`."""
+        return self.name(("host", program, hlo), "h_", hlo)
+
+    def custom_call(self, target: str) -> str:
+        """The application's function implementing custom-call `target`: `PREFIX_cc_<target>`."""
+        return self.name(("custom_call", target), f"{self.prefix}_cc_", target)
 
     def local(self) -> NameSupply:
         """A scope for one program's locals (slot pointers, kernel parameters): unique

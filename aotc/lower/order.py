@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..hlo.ir import Computation, Instruction, Module
+from ..ops.registry import side_effect
 
 
 def name_maker(m: Module) -> Callable[[str], str]:
@@ -26,8 +27,17 @@ def name_maker(m: Module) -> Callable[[str], str]:
 
 
 def topo_order(comp: Computation) -> list[Instruction]:
-    """Instructions so that operands come first; ties keep source order."""
+    """Instructions so that operands come first; ties keep source order. An op that acts
+    (`side_effect`: infeed, outfeed, ...) also comes after every such op before it in
+    source order, so they run in program order."""
     position = {i.name: k for k, i in enumerate(comp.instructions)}
+    after: dict[str, str] = {}  # an acting op -> the acting op before it
+    last = None
+    for i in comp.instructions:
+        if side_effect(i):
+            if last is not None:
+                after[i.name] = last
+            last = i.name
     placed: set[str] = set()
     entered: set[str] = set()  # guards against cycles (the verifier rejects them first)
     out: list[Instruction] = []
@@ -38,9 +48,10 @@ def topo_order(comp: Computation) -> list[Instruction]:
         entered.add(ins.name)
         while stack:
             cur, k = stack.pop()
-            if k < len(cur.operands):
+            deps = cur.operands + ((after[cur.name],) if cur.name in after else ())
+            if k < len(deps):
                 stack.append((cur, k + 1))
-                dep = cur.operands[k]
+                dep = deps[k]
                 if dep not in entered and dep in position:
                     entered.add(dep)
                     stack.append((comp.get(dep), 0))

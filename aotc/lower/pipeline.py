@@ -9,6 +9,8 @@ from functools import partial
 from typing import Callable
 
 from ..hlo.ir import Computation, Instruction, Literal, Module
+from ..hlo.opcodes import Op
+from ..hlo.shape import ArrayShape
 from ..passes import PASS_NAMES, run_graph_passes
 from .assemble import build_program
 from .delayout import remove_layouts
@@ -35,15 +37,18 @@ class LowerResult:
 
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
           dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
-          programs: dict | None = None, weights: str = "bound", fma: bool = False) -> LowerResult:
+          programs: dict | None = None, weights: str = "bound", fma: bool = False,
+          custom_calls: tuple[str, ...] = ()) -> LowerResult:
     """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
     `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
     top-level call creates them). With `weights="file"` bound parameters stay parameters,
     whose values a weights file supplies at run time: no code depends on them. `fma`: the
-    target has fused multiply-adds, so products added once are fused, as XLA:CPU fuses them."""
+    target has fused multiply-adds, so products added once are fused, as XLA:CPU fuses them.
+    `custom_calls`: the custom-call targets the application implements (docs/custom_calls.md)."""
     dump = dump or (lambda stage, obj: None)
-    names = names or NameSupply(reserved=(f"{name}_execute",))
+    names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
+    m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
     dump("bind", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     dump("inline", m)
@@ -66,11 +71,12 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("fusion", fused.module)
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
     subs = lower_control_flow(m, entry, plan.order, name, target, source, source_text, names,  # loop and
-                              {} if programs is None else programs, partial(lower, fma=fma))  # branch bodies
+                              {} if programs is None else programs,  # branch bodies
+                              partial(lower, fma=fma, custom_calls=custom_calls))
     dump("subprograms", subs)
     program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
-                            subprograms=subs, weights_file=weights == "file", fma=fma)
+                            subprograms=subs, weights_file=weights == "file", fma=fma, custom_calls=custom_calls)
     dump("program", program)
     return LowerResult(m, fused, program)
 
@@ -78,6 +84,21 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
 def _topo_sorted(m: Module) -> Module:
     entry = Computation(m.entry, tuple(topo_order(m.entry_computation)), m.entry_computation.root, True)
     return m.with_computations(tuple(entry if c.is_entry else c for c in m.computations))
+
+
+def bind_tokens(m: Module, sig) -> Module:
+    """Each token parameter of the entry computation that is no feed becomes `after-all()`:
+    a token carries no data, so the generated API has no argument for it."""
+    entry = m.entry_computation
+    fed = {f.hlo_name for f in sig.feeds}
+    if not any(i.opcode == Op.PARAMETER and isinstance(i.shape, ArrayShape) and i.shape.is_token
+               and i.name not in fed for i in entry.instructions):
+        return m
+    out = [Instruction(i.name, "after-all", i.shape, (), (), loc=i.loc)
+           if i.opcode == Op.PARAMETER and isinstance(i.shape, ArrayShape) and i.shape.is_token and i.name not in fed
+           else i for i in entry.instructions]
+    comp = Computation(entry.name, tuple(out), entry.root, True, entry.has_signature, entry.loc)
+    return m.with_computations(tuple(comp if c.is_entry else c for c in m.computations))
 
 
 def bind_parameters(m: Module, sig) -> Module:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..hlo.dtypes import DType
 from ..kernel import ir as K
+from ..kernel.host import HostCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class Slot:
     dtype: DType
     dims: tuple[int, ...]
     nbytes: int
-    place: str  # "arena" | "arg" | "result" | "const" | "alias" | "scratch"
+    place: str  # "arena" | "arg" | "result" | "const" | "alias" | "scratch" | "token" (no data)
     offset: int = 0  # arena byte offset, or arg/result index
     live: tuple[int, int] = (0, 0)  # first and last kernel step using it
     alias_of: str | None = None  # for views: the slot whose memory this is
@@ -95,6 +96,7 @@ class Program:
     target: str = "host"
     subprograms: tuple["Program", ...] = ()  # computations run by control flow, callees first
     weights: tuple[Weight, ...] = ()  # --weights file: parameters set from a weights file at run time
+    host_calls: tuple[HostCall, ...] = ()  # calls into the application (custom calls, feeds), by wrapper name
 
     def slot(self, cname: str) -> Slot:
         for s in self.slots:

@@ -3,13 +3,14 @@
 `copy` and `opt-barrier` are logical identities; `get-tuple-element` of a
 `tuple` is its element, and one that reaches a tuple-shaped producer (a
 `while`) through tuples reads that producer directly. What remains is the arithmetic the program needs for
-its live values (fetches and variable updates). Value references are
+its live values (fetches and variable updates) and the ops that act (infeed, outfeed, ...).
+Value references are
 `(instruction name, shape index)` pairs; `resolve` follows tuples to leaves.
 """
 from __future__ import annotations
 
 from ..hlo.ir import Computation, Module
-from ..ops.registry import IDENTITY, has
+from ..ops.registry import IDENTITY, has, side_effect
 from ..hlo.opcodes import Op
 
 ValueRef = tuple[str, tuple[int, ...]]
@@ -60,7 +61,7 @@ def simplify(m: Module, live: list[ValueRef]) -> tuple[Module, list[ValueRef]]:
         out.append(ins)
     by_name = {i.name: i for i in out}
     keep: set[str] = set()
-    todo = [n for n, _ in new_live]
+    todo = [n for n, _ in new_live] + [i.name for i in out if side_effect(i)]  # what acts is never dead
     while todo:
         n = todo.pop()
         if n in keep:

@@ -5,13 +5,13 @@ aotc maps opcodes or targets to behaviour.
 """
 from __future__ import annotations
 
-from . import (bitcast_convert, control, convolution, data, dot, dynamic, elementwise, fft, gather_scatter, random, reduce,
-               shape_ops, sort, window)
+from . import (bitcast_convert, control, convolution, data, dot, dynamic, elementwise, fft, gather_scatter, host, random,
+               reduce, shape_ops, sort, window)
 from .custom_call import custom_call_rule
-from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, OpRule, ShapeError  # noqa: F401  (re-exported)
+from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, SIDE_EFFECT, OpRule, ShapeError  # noqa: F401
 
-FAMILIES = (data, elementwise, bitcast_convert, shape_ops, reduce, dot, gather_scatter, dynamic, sort, control, window, convolution,
-            random, fft)
+FAMILIES = (data, elementwise, bitcast_convert, shape_ops, reduce, dot, gather_scatter, dynamic, sort, control, window,
+            convolution, random, fft, host)
 
 
 def _gather() -> tuple[dict[str, OpRule], dict[str, OpRule]]:
@@ -42,6 +42,12 @@ def has(opcode: str, trait: str) -> bool:
     """Whether the op of `opcode` declares `trait`."""
     r = RULES.get(opcode)
     return r is not None and trait in r.traits
+
+
+def side_effect(ins) -> bool:
+    """Whether instruction `ins` acts (SIDE_EFFECT, or a custom call marked
+    `custom_call_has_side_effect=true`): never dead code, never reordered with another."""
+    return has(ins.opcode, SIDE_EFFECT) or (ins.opcode == "custom-call" and bool(ins.attr("custom_call_has_side_effect")))
 
 
 def compilable(opcode: str) -> bool:

@@ -24,6 +24,9 @@ SAME_ELEMENTS = "same_elements"
 # a reducer made of this op alone may regroup and reorder its operands (as XLA:CPU does):
 # reductions over it keep partial results and may be split into chunks
 ASSOCIATIVE = "associative"
+# the op acts on the world outside the program (infeed, outfeed, send, recv, ...): it is never
+# dead code, and such ops run in their program order (lowering drops and reorders none)
+SIDE_EFFECT = "side_effect"
 
 
 @dataclass(frozen=True, slots=True)
