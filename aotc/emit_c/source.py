@@ -22,6 +22,8 @@ def _param_decl(s: Slot, written: bool) -> str:
     if s.place == "scratch":
         return f"void* {s.cname}"
     t = s.dtype.c_type
+    if s.dtype.kind == "token":  # no data: every token pointer is the same one
+        return f"{t}* {s.cname}" if written else f"const {t}* {s.cname}"
     return f"{t}* AOTC_RESTRICT {s.cname}" if written else f"const {t}* {s.cname}"
 
 
