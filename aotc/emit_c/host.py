@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ..kernel.host import ATTR_BOOL, ATTR_F64, ATTR_I64, ATTR_STR, CUSTOM_CALL, INFEED, OUTFEED, RECV, SEND, HostCall
+from ..kernel.host import ATTR_BOOL, ATTR_F64, ATTR_I64, CUSTOM_CALL, INFEED, OUTFEED, RECV, SEND, TYPE_NUMBERS, HostCall
 from ..lower.program import Program
 
-# element types by XLA PrimitiveType number (xla_data.proto), as XLA's FFI numbers them
-TYPE_NUMBERS = {
-    "pred": 1, "s8": 2, "s16": 3, "s32": 4, "s64": 5, "u8": 6, "u16": 7, "u32": 8, "u64": 9, "f16": 10,
-    "f32": 11, "f64": 12, "c64": 15, "bf16": 16, "c128": 18, "f8e5m2": 19, "f8e4m3fn": 20,
-    "f8e4m3b11fnuz": 23, "f8e5m2fnuz": 24, "f8e4m3fnuz": 25, "f8e4m3": 28, "f8e3m4": 29, "f4e2m1fn": 32,
-    "f8e8m0fnu": 33,
-}
 ERR_CUSTOM_CALL, ERR_CALLBACK = 11, 12
 _MSG = 256  # bytes of a failure message (the instance's error keeps its first 159)
 
@@ -220,7 +213,7 @@ def wrapper(c: HostCall, P: str, channels: dict[str, list[int]]) -> list[str]:
     shapes, params = (c.args, args) if reads else (c.results, rets)
     if c.kind in (SEND, RECV):
         k = channels[c.kind].index(c.channel)
-        field = "send" if c.kind == SEND else "recv"
+        field = c.kind  # the instance's table of this kind (send or recv)
         out.append(f"    const aotc_feed* f = h->{field} ? &h->{field}[{k}] : 0;")
     else:
         out.append(f"    const aotc_feed* f = h->{c.kind};")
@@ -267,11 +260,11 @@ def api_functions(p: Program) -> list[str]:
         out += [f"int {P}_set_custom_call_user({P}_instance* m, void* user) {{",
                 f"    if (!m) return {P}_ERR_NULL_INSTANCE;", "    m->cc_user = user;", f"    return {P}_OK;", "}"]
     if _feeds(calls):
-        for kind in ("infeed", "outfeed"):
+        for kind in (INFEED, OUTFEED):
             out += [f"int {P}_set_{kind}({P}_instance* m, {P}_feed_fn fn, void* user) {{",
                     f"    if (!m) return {P}_ERR_NULL_INSTANCE;",
                     f"    m->{kind}.fn = fn;", f"    m->{kind}.user = user;", f"    return {P}_OK;", "}"]
-        for kind in ("send", "recv"):
+        for kind in (SEND, RECV):
             chans = _channels(calls, kind)
             n = max(len(chans), 1)
             out += [f"static const int64_t {P}_{kind}_channels_[{n}] = {{"
@@ -306,7 +299,6 @@ def run_leave(p: Program) -> list[str]:
     """In run_checked, after the run: restore, and report a failed call first."""
     if not all_calls(p):
         return []
-    P = p.name
     return ["    aotc_host_now = outer_host;",
             "    if (host.code) {  /* the message as much as the instance's error holds */",
             "        if (m) {",

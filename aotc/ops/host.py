@@ -67,7 +67,7 @@ def _call(kb, spec: H.HostCall, reads: list[K.Buf], writes: list[K.Buf]) -> None
 
 def _check_types(instr: Instruction, bufs: list[K.Buf]) -> None:
     for b in bufs:
-        if b.dtype.name not in FFI_TYPES:
+        if b.dtype.name not in H.TYPE_NUMBERS:
             raise located(f"{instr.opcode} {instr.name}: aotc cannot pass {b.dtype.name} values to the "
                           "application (see docs/custom_calls.md for the element types it can)", instr.loc)
 
@@ -171,15 +171,6 @@ RULES.append(OpRule("recv-done", shape=_declared_with_token(), kernel=_recv_done
 
 # ---------------------------------------------------------------- custom calls the application implements
 
-# element types the C ABI names: XLA's PrimitiveType numbers (xla_data.proto), as XLA's FFI does
-FFI_TYPES = {
-    "pred": 1, "s8": 2, "s16": 3, "s32": 4, "s64": 5, "u8": 6, "u16": 7, "u32": 8, "u64": 9, "f16": 10,
-    "f32": 11, "f64": 12, "c64": 15, "bf16": 16, "c128": 18, "f8e5m2": 19, "f8e4m3fn": 20,
-    "f8e4m3b11fnuz": 23, "f8e5m2fnuz": 24, "f8e4m3fnuz": 25, "f8e4m3": 28, "f8e3m4": 29, "f4e2m1fn": 32,
-    "f8e8m0fnu": 33,
-}
-
-
 def user_custom_call_kernel(kb, instr: Instruction, outs) -> None:
     """A custom call whose target the application implements (CompileOptions.custom_calls)."""
     reads = [b for o in instr.operands for b in _data(kb.leaves(o))]
@@ -256,5 +247,5 @@ def _attr(instr: Instruction, name: str, value: str, ty: str) -> H.Attr:
     lo, hi = (0, 2 ** bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     if bits > 64 or not lo <= v <= hi or (unsigned and v > 2 ** 63 - 1):
         raise located(f"custom-call {instr.name}: attribute '{name}' = {value} does not fit {ty} "
-                      "(aotc passes integers as int64_t)", instr.loc)
+                      "(aotc passes integers as 64-bit signed ones)", instr.loc)
     return H.Attr(name, H.ATTR_I64, v, ty)
