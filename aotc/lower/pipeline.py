@@ -14,6 +14,7 @@ from ..hlo.shape import ArrayShape
 from ..passes import PASS_NAMES, run_graph_passes
 from .assemble import build_program
 from .delayout import remove_layouts
+from .flatten import flatten_feeds
 from .fused import Fused, form_fusions
 from .fusion import plan_fusion
 from .inline import inline_calls
@@ -51,6 +52,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
     dump("bind", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
+    m = flatten_feeds(m)                                # infeed/recv values nesting tuples: one flat tuple
     dump("inline", m)
     m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
     dump("delayout", m)

@@ -17,6 +17,7 @@ import numpy as np
 from ..hlo.ir import Computation, Instruction, Literal, Module
 from ..hlo.shape import ArrayShape
 from ..hlo.opcodes import Op
+from ..ops.registry import side_effect
 
 # what a rule returns: None (keep), a name (forward uses there), new instructions
 Outcome = Union[None, str, list[Instruction]]
@@ -84,10 +85,10 @@ def sweep(m: Module, rule: Rule) -> tuple[Module, bool]:
 
 
 def remove_dead(body: list[Instruction], root: str, comp: Computation) -> Computation:
-    """The computation with only what `root` needs (parameters always stay)."""
+    """The computation with only what `root` needs and the ops that act (parameters always stay)."""
     by_name = {i.name: i for i in body}
     keep: set[str] = set()
-    todo = [root]
+    todo = [root] + [i.name for i in body if side_effect(i)]
     while todo:
         n = todo.pop()
         if n not in keep:
