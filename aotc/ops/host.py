@@ -15,7 +15,7 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape, leaves
 from ..kernel import host as H
 from ..kernel import ir as K
 from ..frontend.lexer import unquote
-from .rule import IDENTITY, SIDE_EFFECT, OpRule, ShapeError
+from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, SIDE_EFFECT, OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -46,9 +46,14 @@ def _declared_with_token(*token_operands: int):
 
 
 def _add_dependency(instr: Instruction, shapes: list[Shape]) -> Shape:
-    if len(shapes) != 2 or not _is_token(shapes[1]):
-        raise ShapeError("add-dependency takes a value and a token")
+    if len(shapes) != 2 or not _is_token(shapes[1]) or not isinstance(shapes[0], ArrayShape):
+        raise ShapeError("add-dependency takes an array and a token")
     return shapes[0]
+
+
+def _add_dependency_elem(kb, instr: Instruction, idx):
+    """The value, unchanged: the ordering it asks for is kept by running every op in program order."""
+    return kb.operand(instr, 0, idx)
 
 
 def _data(bufs: list[K.Buf]) -> list[K.Buf]:
@@ -158,7 +163,8 @@ def _infeed_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 RULES.append(OpRule("after-all", shape=_token, kernel=_token_kernel, traits=_EFFECT))
-RULES.append(OpRule("add-dependency", shape=_add_dependency, structural=True, traits=frozenset({IDENTITY})))
+RULES.append(OpRule("add-dependency", shape=_add_dependency, elemental=_add_dependency_elem,
+                    traits=frozenset({CHEAP, KEEPS_INDEX, IDENTITY, SAME_ELEMENTS})))
 RULES.append(OpRule("infeed", shape=_infeed_shape, kernel=_infeed_kernel, buffered_operands=True, traits=_EFFECT))
 RULES.append(OpRule("outfeed", shape=_declared_with_token(1), kernel=_outfeed_kernel, buffered_operands=True,
                     traits=_EFFECT))
