@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..errors import located
 from ..hlo.ir import Instruction, Raw
 from ..hlo.shape import ArrayShape, Shape, TupleShape, leaves
@@ -237,8 +239,11 @@ def _attr(instr: Instruction, name: str, value: str, ty: str) -> H.Attr:
         return H.Attr(name, H.ATTR_STR, unquote(value))
     if value in ("true", "false"):
         return H.Attr(name, H.ATTR_BOOL, value == "true", ty)
-    if ty in _FLOAT_TYPES:
-        return H.Attr(name, H.ATTR_F64, float(value), ty)
+    if ty in _FLOAT_TYPES:  # the value of its type (as XLA's FFI decodes it), widened to double
+        v = float(value)
+        if ty in ("f32", "f16"):
+            v = float(np.asarray(v, np.float32 if ty == "f32" else np.float16))
+        return H.Attr(name, H.ATTR_F64, v, ty)
     if ty == "" and re.fullmatch(r"[-+]?\d+|0x[0-9a-fA-F]+", value):
         ty = "i64"  # MLIR's default integer type
     m = _INT_TYPE.match(ty)

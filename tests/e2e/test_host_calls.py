@@ -61,7 +61,7 @@ CHECK = r"""
 #include <stdlib.h>
 #include <string.h>
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "line %d: %s\n", __LINE__, #c); exit(1); } } while (0)
-static int close_to(const float* got, const float* want, int n, double rtol, double atol) {
+static inline int close_to(const float* got, const float* want, int n, double rtol, double atol) {
     for (int i = 0; i < n; ++i)
         if (!(fabs((double)got[i] - (double)want[i]) <= atol + rtol * fabs((double)want[i]))) {
             fprintf(stderr, "element %d: %.9g, expected %.9g\n", i, (double)got[i], (double)want[i]);
@@ -315,3 +315,36 @@ def test_under_sanitizers_and_clang(tmp_path, which):
         r = subprocess.run([clang, "-std=c11", "-Wall", "-Wextra", "-Werror", "-c", str(tmp_path / f"lib{name}.c"),
                             "-o", str(tmp_path / "x.o")], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+LOOP_APP = r"""
+#include "libcl.h"
+static int logs;
+int cl_cc_split(const cl_call* c) {
+    CHECK(c->num_args == 2 && c->num_results == 2 && c->results[1].rank == 0 && c->args[1].type == cl_TYPE_S32);
+    CHECK(c->num_attrs == 1 && c->attrs[0].f == (double)0.1f);  /* an f32 attribute: its f32 value */
+    memcpy(c->results[0].data, c->args[0].data, c->args[0].bytes);
+    memcpy(c->results[1].data, c->args[1].data, 4);
+    return 0;
+}
+int cl_cc_log(const cl_call* c) { CHECK(c->num_results == 0 && c->num_args == 1); logs++; return 0; }
+int cl_cc_split2(const cl_call* c) {
+    CHECK(c->num_args == 2 && c->args[0].bytes == 64);  /* a constant operand */
+    memcpy(c->results[0].data, c->args[1].data, 64);
+    return 0;
+}
+int main(void) {
+    cl_instance* m = cl_create(cl_ALLOC_ALL);
+    CHECK(cl_run(m) == cl_OK && logs == 3);  /* the side-effecting call runs once a trip */
+    cl_destroy(m);
+    puts("ok");
+    return 0;
+}
+"""
+
+
+def test_custom_calls_in_a_loop_with_tuple_and_empty_results(tmp_path):
+    """Custom calls inside a while body: a tuple result, a side-effecting call with no result
+    (called every trip though nothing reads it), a constant operand."""
+    model = open(os.path.join(os.path.dirname(__file__), "data", "custom_calls_in_loop.hlo")).read()
+    run_ok(build(tmp_path, model, "cl", CHECK + LOOP_APP, custom_calls=("split", "log", "split2")))
