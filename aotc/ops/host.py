@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import located
 from ..hlo.ir import Instruction, Raw
-from ..hlo.shape import ArrayShape, Shape, TupleShape, leaves
+from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import host as H
 from ..kernel import ir as K
 from ..frontend.lexer import unquote
