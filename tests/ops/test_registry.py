@@ -25,6 +25,11 @@ def _fixture_texts():
                 yield name, case[0]
     from tests.numeric import cases as numeric
     yield "flag_matrix", numeric.hlo_text()
+    # ops that call into the application: checked from C against XLA running the equivalent
+    # modules (feeds as parameters and results), tests/e2e/test_host_calls.py
+    from tests.e2e import host_models
+    for name in ("CUSTOM", "STREAM", "SENDRECV"):
+        yield f"host_models.{name}", getattr(host_models, name)
 
 
 def _opcodes_with_fixtures() -> set[str]:
