@@ -10,6 +10,7 @@ import math
 
 from ..kernel.host import ATTR_BOOL, ATTR_F64, ATTR_I64, CUSTOM_CALL, INFEED, OUTFEED, RECV, SEND, TYPE_NUMBERS, HostCall
 from ..lower.program import Program
+from .common import macro
 
 ERR_CUSTOM_CALL, ERR_CALLBACK = 11, 12
 _MSG = 256  # bytes of a failure message (the instance's error keeps its first 159)
@@ -61,7 +62,7 @@ def header_decls(p: Program) -> list[str]:
     calls = all_calls(p)
     if not calls:
         return []
-    P, M = p.name, p.name.upper()
+    P, M = p.name, macro(p)
     names = [f"{P}_TYPE_{n.upper()} = {v}" for n, v in sorted(TYPE_NUMBERS.items(), key=lambda kv: kv[1])]
     types = ",\n       ".join(", ".join(names[k:k + 6]) for k in range(0, len(names), 6))
     out = [
