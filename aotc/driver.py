@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from .emit_c.bench import emit_bench_program
@@ -149,11 +149,14 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
         raise AotcError("--weights file: the config binds no parameters; list the weights under `bound:` "
                         "(file: an .npz, params: the parameters)")
     progress("lower", None)
+    # the targets the application implements: --custom-call and the config's `custom_calls`, in one field
+    options = replace(options, custom_calls=tuple(sorted(set(options.custom_calls) | set(fe.signature.custom_calls))))
+    custom_calls = options.custom_calls
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
                     target=target_banner, source_text=fe.source_text, dump=dump,
                     weights="file" if options.weights == "file" else "bound",
                     fma=has_fma(resolve_target(options.target, options.target_cpu, options.target_features)),
-                    custom_calls=tuple(sorted(set(options.custom_calls) | set(fe.signature.custom_calls))))
+                    custom_calls=custom_calls)
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
