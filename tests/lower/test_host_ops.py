@@ -128,3 +128,32 @@ def test_feeds_whose_tokens_nothing_uses_are_kept_in_program_order(tmp_path):
     body = c[c.index("static void m_execute("):]
     calls = re.findall(r"\bk_(o1|o2|i|o3)\(", body)
     assert calls == ["o1", "o2", "i", "o3"]
+
+
+TUPLES = """HloModule m
+
+ENTRY main {
+  tin = token[] parameter(0)
+  x = f32[3]{0} parameter(1)
+  in = ((f32[3]{0}, s32[]), token[]) infeed(tin)
+  d = (f32[3]{0}, s32[]) get-tuple-element(in), index=0
+  v = f32[3]{0} get-tuple-element(d), index=0
+  k = s32[] get-tuple-element(d), index=1
+  z = f32[3]{0} add(v, x)
+  t1 = token[] get-tuple-element(in), index=1
+  pair = (f32[3]{0}, s32[]) tuple(z, k)
+  t2 = token[] outfeed(pair, t1)
+  za = f32[3]{0} add-dependency(z, t2)
+  ROOT r = (f32[3]{0}, token[]) tuple(za, t2)
+}
+"""
+
+
+def test_tuple_shaped_feeds_pass_one_buffer_per_leaf_and_tokens_have_no_buffer(tmp_path):
+    res = compile_text(tmp_path, TUPLES)
+    c, h = open(res.c_path).read(), open(res.h_path).read()
+    assert "signature: (x: f32[3], tin: token) -> (za: f32[3], token)" in h
+    assert "#define M_NUM_ARGS 1" in h and "#define M_NUM_RESULTS 1" in h
+    feeds = re.findall(r"m_buffer bufs\[(\d)\] = \{\{m_TYPE_F32, 1, b0_dims, (\(void\*\)a0|r0), 12u\}, "
+                       r"\{m_TYPE_S32, 0, b1_dims, (\(void\*\)a1|r1), 4u\}\};", c)
+    assert len(feeds) == 2  # the infeed fills two buffers, the outfeed reads two
