@@ -1,4 +1,4 @@
-"""Flat results for ops that act: an infeed, recv or recv-done whose value nests tuples
+"""Flat results for ops that act: an infeed, send, recv or recv-done whose value nests tuples
 (`((f32[4], s32[]), token[])`) becomes one instruction of the flat tuple of its leaves and
 `tuple`s rebuilding the nesting under the old name, so its kernel writes one buffer per
 leaf. Simplification then forwards the tuple plumbing. Other instructions are unchanged.
@@ -10,7 +10,7 @@ from ..hlo.opcodes import Op
 from ..hlo.shape import TupleShape
 from .order import name_maker
 
-_FLATTENED = (Op.INFEED, Op.RECV, Op.RECV_DONE)
+_FLATTENED = (Op.INFEED, Op.SEND, Op.RECV, Op.RECV_DONE)
 
 
 def _nested(shape) -> bool:

@@ -157,3 +157,29 @@ def test_tuple_shaped_feeds_pass_one_buffer_per_leaf_and_tokens_have_no_buffer(t
     feeds = re.findall(r"m_buffer bufs\[(\d)\] = \{\{m_TYPE_F32, 1, b0_dims, (\(void\*\)a0|r0), 12u\}, "
                        r"\{m_TYPE_S32, 0, b1_dims, (\(void\*\)a1|r1), 4u\}\};", c)
     assert len(feeds) == 2  # the infeed fills two buffers, the outfeed reads two
+
+
+SEND_RECV_TUPLES = """HloModule m
+
+ENTRY main {
+  x = f32[3]{0} parameter(0)
+  k = s32[] parameter(1)
+  t = token[] after-all()
+  d = (f32[3]{0}, s32[]) tuple(x, k)
+  s = ((f32[3]{0}, s32[]), u32[], token[]) send(d, t), channel_id=2
+  sd = token[] send-done(s), channel_id=2
+  r = ((f32[3]{0}, s32[]), u32[], token[]) recv(sd), channel_id=3
+  rd = ((f32[3]{0}, s32[]), token[]) recv-done(r), channel_id=3
+  v = (f32[3]{0}, s32[]) get-tuple-element(rd), index=0
+  ROOT y = f32[3]{0} get-tuple-element(v), index=0
+}
+"""
+
+
+def test_tuple_shaped_send_and_recv(tmp_path):
+    res = compile_text(tmp_path, SEND_RECV_TUPLES)
+    c, h = open(res.c_path).read(), open(res.h_path).read()
+    assert "/* send channels: 2; recv channels: 3 (m_ERR_INDEX for another) */" in h
+    assert len(re.findall(r"m_buffer bufs\[2\]", c)) == 2
+    body = c[c.index("static void m_execute("):]
+    assert re.findall(r"\bk_(s|sd|r|rd)(?:_flat)?\(", body) == ["s", "sd", "r", "rd"]
