@@ -47,6 +47,17 @@ def _exported(lines: list[str], P: str, M: str) -> list[str]:
     return [f"{M}_API {ln}" if decl.match(ln) else ln for ln in lines]
 
 
+_TOKEN = re.compile(r"(?:: |[(,] )token(?=[,)])")  # a token parameter (`t: token`) or result in the signature
+
+
+def _token_note(p: Program) -> list[str]:
+    """Tokens in the signature have no buffer: say so beside the counts."""
+    if not _TOKEN.search(p.signature_text):
+        return []
+    return ["/* The signature's tokens carry no data: they are no argument and no result here (the",
+            "   counts above leave them out); the model orders its effects itself (docs/custom_calls.md). */"]
+
+
 def emit_header(p: Program, guard: str, profile: bool = False) -> str:
     P, M = p.name, macro(p)
     lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
@@ -56,7 +67,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
              f"#define {M}_NUM_VARIABLES {sum(a.is_variable for a in p.args)}",
              f"#define {M}_ARENA_BYTES {p.arena_bytes}u", f"#define {M}_ARENA_ALIGN 64u",
              f"#define {M}_MAX_THREADS {MAX_THREADS}",
-             *_ports_macros(p, M), "",
+             *_ports_macros(p, M), *_token_note(p), "",
              "/* Return codes: every function returning int reports misuse with one of these,",
              "   never a crash (a NULL instance: ERR_NULL_INSTANCE). */",
              f"enum {{ {P}_OK = 0, {P}_ERR_NULL_ARG = 1, {P}_ERR_NULL_RESULT = 2, {P}_ERR_NO_ARENA = 3,",

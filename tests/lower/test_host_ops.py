@@ -154,6 +154,7 @@ def test_tuple_shaped_feeds_pass_one_buffer_per_leaf_and_tokens_have_no_buffer(t
     c, h = open(res.c_path).read(), open(res.h_path).read()
     assert "signature: (x: f32[3], tin: token) -> (za: f32[3], token)" in h
     assert "#define M_NUM_ARGS 1" in h and "#define M_NUM_RESULTS 1" in h
+    assert "The signature's tokens carry no data" in h
     feeds = re.findall(r"m_buffer bufs\[(\d)\] = \{\{m_TYPE_F32, 1, b0_dims, (\(void\*\)a0|r0), 12u\}, "
                        r"\{m_TYPE_S32, 0, b1_dims, (\(void\*\)a1|r1), 4u\}\};", c)
     assert len(feeds) == 2  # the infeed fills two buffers, the outfeed reads two
