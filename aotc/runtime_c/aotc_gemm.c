@@ -164,8 +164,34 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
     }                                                                                  \
     AOTC__REPN(MR)(AOTC__K_STORE, P)                                                   \
   }
+/* The same tile with A read in place: row i of the tile is a + i*lda (a[k] of each
+ * row contiguous), so a product whose A is row-major needs no packed copy of A.
+ * Every accumulator sees the same operations in the same order as above, so the
+ * two kernels give the same bits. */
+#define AOTC__K_FMA_ROWS(i, P)                  \
+  {                                             \
+    P##_T ai = P##_BCAST(a + i * lda + k);      \
+    c##i##_0 = P##_FMA(ai, b0, c##i##_0);       \
+    c##i##_1 = P##_FMA(ai, b1, c##i##_1);       \
+  }
+#define AOTC__DEF_VKERNEL_ROWS(NAME, T, P, MR)                                         \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a, int64_t lda,           \
+                          const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c, int64_t ldc,   \
+                          int accumulate) {                                            \
+    AOTC__REPN(MR)(AOTC__K_DECL, P)                                                    \
+    AOTC__REPN(MR)(AOTC__K_PREFETCH, P)                                                \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      P##_T b0 = P##_LOAD(b);                                                          \
+      P##_T b1 = P##_LOAD(b + P##_L);                                                  \
+      AOTC__REPN(MR)(AOTC__K_FMA_ROWS, P)                                              \
+      b += 2 * P##_L;                                                                  \
+    }                                                                                  \
+    AOTC__REPN(MR)(AOTC__K_STORE, P)                                                   \
+  }
 AOTC__DEF_VKERNEL(aotc__sgemm_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL(aotc__dgemm_kernel, double, AOTC__DV, AOTC_DGEMM_MR)
+AOTC__DEF_VKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC__SV, AOTC_SGEMM_MR)
+AOTC__DEF_VKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC__DV, AOTC_DGEMM_MR)
 AOTC_STATIC_ASSERT(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
 AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
 #else
@@ -188,8 +214,26 @@ AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors w
       for (int j = 0; j < NR; ++j)                                                     \
         c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];          \
   }
+#define AOTC__DEF_SKERNEL_ROWS(NAME, T, MR, NR)                                        \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a, int64_t lda,           \
+                          const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c, int64_t ldc,   \
+                          int accumulate) {                                            \
+    T acc[MR][NR];                                                                     \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      for (int i = 0; i < MR; ++i)                                                     \
+        for (int j = 0; j < NR; ++j) acc[i][j] += a[i * lda + k] * b[j];               \
+      b += NR;                                                                         \
+    }                                                                                  \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j)                                                     \
+        c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];          \
+  }
 AOTC__DEF_SKERNEL(aotc__sgemm_kernel, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
 AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
+AOTC__DEF_SKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
+AOTC__DEF_SKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
 #endif
 
 /* ---- matrix-vector shapes (M == 1 or N == 1) ------------------------------ */
@@ -402,7 +446,7 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
 #endif
 
 /* P is the parameter prefix (AOTC_SGEMM / AOTC_DGEMM). */
-#define AOTC__DEF_GEMM(NAME, T, P, KERNEL)                                                 \
+#define AOTC__DEF_GEMM(NAME, T, P, KERNEL, ROWS_KERNEL)                                               \
   /* A[0:mc, 0:kc] -> panels of MR rows: ap[panel][k][i], zero-padded rows */              \
   AOTC_INTERNAL void NAME##_pack_a(int64_t mc, int64_t kc, const T* A, int64_t rs,         \
                                    int64_t cs, T* AOTC_RESTRICT ap) {                      \
@@ -463,7 +507,11 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
         NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                  \
         for (int64_t ic = 0; ic < M; ic += P##_MC) {                                       \
           const int64_t mc = M - ic < P##_MC ? M - ic : P##_MC;                            \
-          NAME##_pack_a(mc, kc, A + ic * a_rs + pc * a_cs, a_rs, a_cs, ap);                \
+          /* row-major A: full tiles read A in place, only a last partial panel is packed */ \
+          const int64_t direct = a_cs == 1 ? mc / P##_MR * P##_MR : 0;                     \
+          if (direct < mc)                                                                 \
+            NAME##_pack_a(mc - direct, kc, A + (ic + direct) * a_rs + pc * a_cs, a_rs, a_cs, \
+                          ap + direct * kc);                                               \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
             const T* bpanel = bp + jr * kc;                                                \
@@ -471,10 +519,17 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
               const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
               const T* apanel = ap + ir * kc;                                              \
               T* ctile = C + (ic + ir) * ldc + jc + jr;                                    \
+              const T* arows = A + (ic + ir) * a_rs + pc;                                  \
               if (mr == P##_MR && nr == P##_NR) {                                          \
-                KERNEL(kc, apanel, bpanel, ctile, ldc, accumulate);                        \
+                if (ir < direct)                                                           \
+                  ROWS_KERNEL(kc, arows, a_rs, bpanel, ctile, ldc, accumulate);            \
+                else                                                                       \
+                  KERNEL(kc, apanel, bpanel, ctile, ldc, accumulate);                      \
               } else {                                                                     \
-                KERNEL(kc, apanel, bpanel, edge, P##_NR, 0);                               \
+                if (ir < direct)                                                           \
+                  ROWS_KERNEL(kc, arows, a_rs, bpanel, edge, P##_NR, 0);                   \
+                else                                                                       \
+                  KERNEL(kc, apanel, bpanel, edge, P##_NR, 0);                             \
                 for (int64_t i = 0; i < mr; ++i)                                           \
                   for (int64_t j = 0; j < nr; ++j)                                         \
                     ctile[i * ldc + j] = accumulate ? ctile[i * ldc + j] + edge[i * P##_NR + j] \
@@ -496,8 +551,8 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
     NAME##_blocked(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                \
   }
 
-AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel)
-AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel)
+AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel, aotc__sgemm_kernel_rows)
+AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel, aotc__dgemm_kernel_rows)
 
 /* One of `parts` slices of a GEMM (see aotc_gemm.h): the longer of M and N is cut into
  * contiguous, tile-aligned ranges (cutting N duplicates the packing of A in
