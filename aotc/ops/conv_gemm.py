@@ -99,8 +99,10 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     direct_c = same(out.dtype)
     threaded = P * O * K >= THREADED_MACS
     # im2col: with the rhs used in place, pixel ranges (each with its own scratch) are
-    # independent, so threads split them; otherwise one block at a time, GEMM sliced over the pool
-    split = _chunking(P, threaded) if direct_b and not direct_a else None
+    # independent, so threads split them; otherwise one block at a time, GEMM sliced over the
+    # pool. Fewer pixels than output features: every pixel range would pack the whole rhs, while
+    # the sliced GEMM cuts the rhs (its larger operand) and packs each column range once.
+    split = _chunking(P, threaded) if direct_b and not direct_a and P >= O else None
     chunks, blocks, rows = split if split else (0, 0, P if direct_a else min(P, _GEMM_ROWS))
     part_bytes = gemm_scratch_bytes(rows, O, K, es)
     parts = GEMM_PARTS if not chunks and rows * O * K >= THREADED_MACS else 1
@@ -195,11 +197,13 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
 
     if plan.direct_a:
         cbuf = result_rows(K.Const(plan.off_chunk + plan.off_c), ZERO, 1)
-        if kb.epilogue is None or plan.parts == 1 or plan.P < 2 * plan.parts:
+        if kb.epilogue is None or plan.parts == 1 or plan.P < 2 * plan.parts or plan.P < plan.O:
             gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
             return
-        # with an epilogue: row ranges threads may split, each GEMM (scratch of its own, at
-        # least 2 rows) then its epilogue, instead of one GEMM sliced over the pool
+        # with an epilogue and at least as many pixels as output features: row ranges threads
+        # may split, each GEMM (scratch of its own, at least 2 rows) then its epilogue, instead
+        # of one GEMM sliced over the pool (which cuts the larger operand: with fewer pixels,
+        # the rhs, so each column range is packed once, not once per row range)
         n = plan.parts
         ch = kb.loop(kb.fresh("ch"), n, (K.PARALLEL,))
         first = kb.let(ch * plan.P // n, "first")
