@@ -14,7 +14,11 @@
 
 /* Register tile (MR x NR), and cache blocks: an MC x KC block of A and a
  * KC x NC block of B are packed per step.  MC is a multiple of MR and NC of
- * NR.  Zen 4 / Skylake-X: a 12x32 f32 tile keeps 24 zmm accumulators. */
+ * NR.  Zen 4 / Skylake-X: a 12x32 f32 tile keeps 24 zmm accumulators.  NC is
+ * the same on every ISA (256 f32, 128 f64 columns: a 256 KB block of B), so the
+ * scratch of each threaded slice stays small; a row-major A is read in place,
+ * not packed, so a narrow NC costs no repacking of A.  Only KC decides the
+ * order of the sums, so MC and NC change no bits. */
 #if defined(AOTC_HAVE_AVX512F)
 #define AOTC_SGEMM_MR 12
 #define AOTC_SGEMM_NR 32
@@ -44,7 +48,7 @@
 #define AOTC_SGEMM_MC (AOTC_SGEMM_MR * 12)
 #endif
 #ifndef AOTC_SGEMM_NC
-#define AOTC_SGEMM_NC (AOTC_SGEMM_NR * 64)
+#define AOTC_SGEMM_NC 256
 #endif
 #ifndef AOTC_DGEMM_KC
 #define AOTC_DGEMM_KC 256
@@ -53,7 +57,7 @@
 #define AOTC_DGEMM_MC (AOTC_DGEMM_MR * 8)
 #endif
 #ifndef AOTC_DGEMM_NC
-#define AOTC_DGEMM_NC (AOTC_DGEMM_NR * 64)
+#define AOTC_DGEMM_NC 128
 #endif
 
 /* Scratch the caller provides to aotc_sgemm / aotc_dgemm: a fixed size,
