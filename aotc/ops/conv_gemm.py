@@ -50,20 +50,27 @@ class GemmConv:
 
 _GEMM_ROWS = 256
 _MIN_ROWS = 32
+_COL_BYTES = 512 * 1024
+_TILE_ROWS = 12
 
 
 def _align(n: int) -> int:
     return (n + 63) // 64 * 64
 
 
-def _chunking(P: int, threaded: bool) -> tuple[int, int, int] | None:
-    """(chunks, blocks, rows) with chunks * blocks * rows == P, rows at most _GEMM_ROWS and
-    not tiny, so every loop has a constant trip count; None when P does not factor so."""
+def _chunking(P: int, threaded: bool, row_bytes: int) -> tuple[int, int, int] | None:
+    """(chunks, blocks, rows) with chunks * blocks * rows == P, rows at most _GEMM_ROWS, an
+    im2col block of at most _COL_BYTES (it stays in cache while the GEMM reads it, and each
+    chunk's scratch is small) and not tiny, so every loop has a constant trip count; None
+    when P does not factor so. Among the row counts that fit, the one that wastes least of
+    the GEMM's row tiles (12 rows: a multiple of every micro-kernel's) is taken."""
+    cap = max(1, min(_GEMM_ROWS, _COL_BYTES // max(row_bytes, 1)))
     for nc in ((GEMM_PARTS, 2, 1) if threaded else (1,)):
         if P % nc:
             continue
         pc = P // nc
-        rows = max((r for r in range(1, min(pc, _GEMM_ROWS) + 1) if pc % r == 0), default=0)
+        fits = [r for r in range(1, min(pc, cap) + 1) if pc % r == 0]
+        rows = max(fits, key=lambda r: (r / (-(-r // _TILE_ROWS) * _TILE_ROWS), r), default=0)
         if rows >= min(pc, _MIN_ROWS):
             return nc, pc // rows, rows
     return None
@@ -102,7 +109,7 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     # independent, so threads split them; otherwise one block at a time, GEMM sliced over the
     # pool. Fewer pixels than output features: every pixel range would pack the whole rhs, while
     # the sliced GEMM cuts the rhs (its larger operand) and packs each column range once.
-    split = _chunking(P, threaded) if direct_b and not direct_a and P >= O else None
+    split = _chunking(P, threaded, K * es) if direct_b and not direct_a and P >= O else None
     chunks, blocks, rows = split if split else (0, 0, P if direct_a else min(P, _GEMM_ROWS))
     part_bytes = gemm_scratch_bytes(rows, O, K, es)
     parts = GEMM_PARTS if not chunks and rows * O * K >= THREADED_MACS else 1
