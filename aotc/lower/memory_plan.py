@@ -1,9 +1,11 @@
 """Static memory planning: live intervals to offsets in one arena.
 
-Buffers whose live intervals (in kernel steps) are disjoint share memory.
-Placement is largest-first, at the lowest 64-byte-aligned offset that does not
-overlap any already placed buffer that is live at the same time (the heap
-simulator's best-fit idea, deterministic).
+Buffers whose live intervals (in kernel steps) are disjoint share memory. Each
+buffer in turn goes to a 64-byte-aligned offset where it overlaps no already placed
+buffer live at the same time. As XLA's heap simulator does (ChooseBestHeapAlgorithm),
+several orders (largest first; largest area, bytes x steps, first; earliest first)
+and two placements (the lowest offset that fits; the smallest gap that fits) are
+tried and the smallest arena kept, the first tried on a tie: deterministic.
 """
 from __future__ import annotations
 
@@ -24,24 +26,56 @@ def align_up(n: int, a: int = ALIGN) -> int:
     return (n + a - 1) // a * a
 
 
-def assign_offsets(intervals: list[Interval]) -> tuple[dict[str, int], int]:
-    """Offsets for every interval and the arena size (a multiple of ALIGN)."""
-    order = sorted(intervals, key=lambda b: (-align_up(b.size), b.start, b.key))
+def _size_order(b: Interval) -> tuple:
+    return (-align_up(b.size), b.start, b.key)
+
+
+def _area_order(b: Interval) -> tuple:
+    return (-align_up(b.size) * (b.end - b.start + 1), -align_up(b.size), b.start, b.key)
+
+
+def _time_order(b: Interval) -> tuple:
+    return (b.start, -align_up(b.size), b.key)
+
+
+ORDERS = (_size_order, _area_order, _time_order)
+
+
+def _place(intervals: list[Interval], order, best_fit: bool) -> tuple[dict[str, int], int]:
+    """Offsets for `intervals` placed one by one in `order`: each at the lowest offset
+    that fits (or, with `best_fit`, in the smallest gap that fits; above everything when
+    none does)."""
     placed: list[tuple[int, int, Interval]] = []  # (offset, end offset, interval)
     offsets: dict[str, int] = {}
     top = 0
-    for b in order:
+    for b in sorted(intervals, key=order):
         size = align_up(max(b.size, 1))
         busy = sorted((o, e) for o, e, p in placed if p.start <= b.end and b.start <= p.end)
-        off = 0
+        off, best, best_gap = 0, None, None
         for o, e in busy:
-            if off + size <= o:
-                break
+            if off + size <= o and (best is None or o - off < best_gap):
+                best, best_gap = off, o - off
+                if not best_fit:
+                    break
             off = max(off, e)
-        offsets[b.key] = off
-        placed.append((off, off + size, b))
-        top = max(top, off + size)
+        if best is None:
+            best = off
+        offsets[b.key] = best
+        placed.append((best, best + size, b))
+        top = max(top, best + size)
     return offsets, top
+
+
+def assign_offsets(intervals: list[Interval]) -> tuple[dict[str, int], int]:
+    """Offsets for every interval and the arena size (a multiple of ALIGN): the smallest
+    arena of the orders and placements tried (the first on a tie)."""
+    best: tuple[dict[str, int], int] | None = None
+    for order in ORDERS:
+        for best_fit in (False, True):
+            plan = _place(intervals, order, best_fit)
+            if best is None or plan[1] < best[1]:
+                best = plan
+    return best
 
 
 def peak_live_bytes(intervals: list[Interval]) -> int:

@@ -1,7 +1,7 @@
 """The arena planner: hand-drawn interval cases and hypothesis invariants."""
 from hypothesis import given, settings, strategies as st
 
-from aotc.lower.memory_plan import ALIGN, Interval, assign_offsets, check_plan, peak_live_bytes
+from aotc.lower.memory_plan import ALIGN, ORDERS, Interval, _place, assign_offsets, check_plan, peak_live_bytes
 
 
 def test_disjoint_lifetimes_share_memory():
@@ -40,6 +40,20 @@ def test_a_step_boundary_counts_as_overlap():
     assert offsets["a"] != offsets["b"]
 
 
+def test_the_best_of_several_orders():
+    # largest first puts c (256) at 0, d beside it at 0, a above c, and b must go above a
+    # (512 bytes); placing the long-lived a first lets b and c, then d, stack above it
+    a = Interval("a", 128, 0, 3)
+    b = Interval("b", 128, 2, 4)
+    c = Interval("c", 256, 1, 1)
+    d = Interval("d", 192, 4, 4)
+    assert _place([a, b, c, d], ORDERS[0], False)[1] == 512
+    offsets, size = assign_offsets([a, b, c, d])
+    check_plan([a, b, c, d], offsets)
+    assert size == 448
+    assert assign_offsets([d, c, b, a]) == (offsets, size)  # the input order does not matter
+
+
 def test_peak_live_bytes():
     ivs = [Interval("a", 64, 0, 1), Interval("b", 128, 1, 2), Interval("c", 64, 3, 3)]
     assert peak_live_bytes(ivs) == 192
@@ -64,5 +78,8 @@ def test_invariants(ivs):
     assert size % ALIGN == 0
     assert all(offsets[b.key] + b.size <= size for b in ivs)
     assert size >= peak_live_bytes(ivs) - 0  # never less than what is live at once
-    # deterministic: same input, same plan
+    # deterministic: same input, same plan, whatever the order of the input
     assert assign_offsets(list(ivs)) == (offsets, size)
+    assert assign_offsets(list(reversed(ivs))) == (offsets, size)
+    # never larger than any single order and placement tried
+    assert all(size <= _place(ivs, order, fit)[1] for order in ORDERS for fit in (False, True))
