@@ -111,7 +111,7 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     # the sliced GEMM cuts the rhs (its larger operand) and packs each column range once.
     split = _chunking(P, threaded, K * es) if direct_b and not direct_a and P >= O else None
     chunks, blocks, rows = split if split else (0, 0, P if direct_a else min(P, _GEMM_ROWS))
-    part_bytes = gemm_scratch_bytes(rows, O, K, es)
+    part_bytes = gemm_scratch_bytes(rows, O, K, es, a_rows=True)  # the lhs or im2col rows: row-major
     parts = GEMM_PARTS if not chunks and rows * O * K >= THREADED_MACS else 1
     off_b = 0
     off = 0 if direct_b else _align(K * O * es)

@@ -145,7 +145,7 @@ def _parts(p: GemmPlan) -> int:
 def _gemm_bytes(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, p: GemmPlan) -> int:
     """Packing scratch of one slice."""
     es = 8 if gemm_type(instr, lhs, rhs) == "f64" else 4
-    return gemm_scratch_bytes(p.m, p.n, p.k, es)
+    return gemm_scratch_bytes(p.m, p.n, p.k, es, a_rows=p.a_cs == 1)
 
 
 def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
@@ -227,7 +227,7 @@ def _epilogue_scratch(kb, instr, p: GemmPlan, direct: bool) -> tuple[int, int]:
     axis, ranges = _split(p)
     rows = -(-p.m // ranges) if axis == "rows" else p.m
     cols = -(-p.n // ranges) if axis == "cols" else p.n
-    gemm = _up64(gemm_scratch_bytes(rows, cols, p.k, es))
+    gemm = _up64(gemm_scratch_bytes(rows, cols, p.k, es, a_rows=p.a_cs == 1))
     return gemm + (0 if direct else _up64(rows * cols * es)), gemm
 
 

@@ -55,16 +55,18 @@ _GEMM_BLOCKING = {
 
 
 def gemm_scratch_bytes(m: int | None = None, n: int | None = None, k: int | None = None,
-                       elem_bytes: int = 4) -> int:
+                       elem_bytes: int = 4, a_rows: bool = False) -> int:
     """Scratch bytes one aotc_sgemm (elem_bytes 4) / aotc_dgemm (8) call of size M x N x K
     uses on any ISA (aotc_[sd]gemm_scratch_need, maximized over the micro-kernels);
-    without sizes, the fixed upper bound AOTC_GEMM_SCRATCH_BYTES."""
+    without sizes, the fixed upper bound AOTC_GEMM_SCRATCH_BYTES. `a_rows`: A is row-major
+    (column stride 1), read in place but for one partial panel of MR rows."""
     if m is None or n is None or k is None:
         return GEMM_SCRATCH_BYTES
     need = 0
     for mr, nr, mc, kc, nc in _GEMM_BLOCKING[elem_bytes]:
         kk = max(0, min(k, kc))
-        a = (-(-max(0, min(m, mc)) // mr) * mr * kk + 15) // 16 * 16
+        rows = min(m, mr) if a_rows else min(m, mc)
+        a = (-(-max(0, rows) // mr) * mr * kk + 15) // 16 * 16
         b = -(-max(0, min(n, nc)) // nr) * nr * kk
         panels = (a + b) * elem_bytes
         vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0

@@ -497,7 +497,8 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       return;                                                                              \
     }                                                                                      \
     T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \
-    T* bp = ap + NAME##_a_panel_elems(M, K); /* stays 64-byte aligned */                   \
+    /* a row-major A packs at most one partial panel (see below) */                        \
+    T* bp = ap + NAME##_a_panel_elems(a_cs == 1 && M > P##_MR ? P##_MR : M, K);            \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
     for (int64_t jc = 0; jc < N; jc += P##_NC) {                                           \
       const int64_t nc = N - jc < P##_NC ? N - jc : P##_NC;                                \
@@ -511,15 +512,16 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
           const int64_t direct = a_cs == 1 ? mc / P##_MR * P##_MR : 0;                     \
           if (direct < mc)                                                                 \
             NAME##_pack_a(mc - direct, kc, A + (ic + direct) * a_rs + pc * a_cs, a_rs, a_cs, \
-                          ap + direct * kc);                                               \
+                          ap);                                                             \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
             const T* bpanel = bp + jr * kc;                                                \
             for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
               const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
-              const T* apanel = ap + ir * kc;                                              \
+              /* rows [0, direct) of the block in place, the rest from the packed panel */  \
+              const T* apanel = ir < direct ? ap : ap + (ir - direct) * kc;                \
+              const T* arows = ir < direct ? A + (ic + ir) * a_rs + pc : A;                \
               T* ctile = C + (ic + ir) * ldc + jc + jr;                                    \
-              const T* arows = A + (ic + ir) * a_rs + pc;                                  \
               if (mr == P##_MR && nr == P##_NR) {                                          \
                 if (ir < direct)                                                           \
                   ROWS_KERNEL(kc, arows, a_rs, bpanel, ctile, ldc, accumulate);            \
