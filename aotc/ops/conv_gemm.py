@@ -17,7 +17,7 @@ from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import load_value, store_value
-from ..runtime_c import gemm_scratch_bytes
+from ..runtime_c import gemm_part_scratch_bytes, gemm_scratch_bytes
 from .dot import GEMM_PARTS, THREADED_MACS
 from .elementwise import convert_expr
 from .window import (NEVER, ZERO, ConvDims, all_of, conv_acc_type, dot_terms, negate, open_span, reversed_index,
@@ -111,8 +111,12 @@ def gemm_conv_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> Gemm
     # the sliced GEMM cuts the rhs (its larger operand) and packs each column range once.
     split = _chunking(P, threaded, K * es) if direct_b and not direct_a and P >= O else None
     chunks, blocks, rows = split if split else (0, 0, P if direct_a else min(P, _GEMM_ROWS))
-    part_bytes = gemm_scratch_bytes(rows, O, K, es, a_rows=True)  # the lhs or im2col rows: row-major
     parts = GEMM_PARTS if not chunks and rows * O * K >= THREADED_MACS else 1
+    # the lhs or im2col rows are row-major; with parts, each is a slice of the sliced GEMM or
+    # (direct lhs with an epilogue) a GEMM of its own over a range of rows
+    part_bytes = gemm_scratch_bytes(rows, O, K, es, a_rows=True) if parts == 1 else max(
+        gemm_part_scratch_bytes(rows, O, K, parts, es, a_rows=True),
+        gemm_scratch_bytes(-(-rows // parts), O, K, es, a_rows=True))
     off_b = 0
     off = 0 if direct_b else _align(K * O * es)
     off_chunk = off

@@ -15,7 +15,7 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
-from ..runtime_c import gemm_scratch_bytes
+from ..runtime_c import gemm_part_scratch_bytes, gemm_scratch_bytes
 from ..kernel.builder import Index, compute_type, load_value, narrow_result, store_value
 from .elementwise import _arr, convert_expr, suffix
 
@@ -145,7 +145,7 @@ def _parts(p: GemmPlan) -> int:
 def _gemm_bytes(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, p: GemmPlan) -> int:
     """Packing scratch of one slice."""
     es = 8 if gemm_type(instr, lhs, rhs) == "f64" else 4
-    return gemm_scratch_bytes(p.m, p.n, p.k, es, a_rows=p.a_cs == 1)
+    return gemm_part_scratch_bytes(p.m, p.n, p.k, _parts(p), es, a_rows=p.a_cs == 1)
 
 
 def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:

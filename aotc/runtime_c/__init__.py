@@ -62,16 +62,35 @@ def gemm_scratch_bytes(m: int | None = None, n: int | None = None, k: int | None
     (column stride 1), read in place but for one partial panel of MR rows."""
     if m is None or n is None or k is None:
         return GEMM_SCRATCH_BYTES
+    return max(_scratch_one(m, n, k, elem_bytes, a_rows, blk) for blk in _GEMM_BLOCKING[elem_bytes])
+
+
+def gemm_part_scratch_bytes(m: int, n: int, k: int, parts: int, elem_bytes: int = 4,
+                            a_rows: bool = False) -> int:
+    """Scratch bytes of the largest of `parts` slices aotc_[sd]gemm_part cuts an M x N x K
+    product into, on any ISA: the longer of M and N in ranges of whole MR or NR tiles (a
+    slice of N columns packs only its columns of B)."""
+    if parts <= 1:
+        return gemm_scratch_bytes(m, n, k, elem_bytes, a_rows)
     need = 0
     for mr, nr, mc, kc, nc in _GEMM_BLOCKING[elem_bytes]:
-        kk = max(0, min(k, kc))
-        rows = min(m, mr) if a_rows else min(m, mc)
-        a = (-(-max(0, rows) // mr) * mr * kk + 15) // 16 * 16
-        b = -(-max(0, min(n, nc)) // nr) * nr * kk
-        panels = (a + b) * elem_bytes
-        vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0
-        need = max(need, (max(panels, vec) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT)
+        split_n = m < n
+        size, tile = (n, nr) if split_n else (m, mr)
+        part = -(-(-(-size // tile)) // parts) * tile
+        sm, sn = (m, min(n, part)) if split_n else (min(m, part), n)
+        need = max(need, _scratch_one(sm, sn, k, elem_bytes, a_rows, (mr, nr, mc, kc, nc)))
     return need
+
+
+def _scratch_one(m: int, n: int, k: int, elem_bytes: int, a_rows: bool, blocking) -> int:
+    mr, nr, mc, kc, nc = blocking
+    kk = max(0, min(k, kc))
+    rows = min(m, mr) if a_rows else min(m, mc)
+    a = (-(-max(0, rows) // mr) * mr * kk + 15) // 16 * 16
+    b = -(-max(0, min(n, nc)) // nr) * nr * kk
+    panels = (a + b) * elem_bytes
+    vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0
+    return (max(panels, vec) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
 def runtime_path(name: str) -> Path:

@@ -292,3 +292,28 @@ def test_a_in_place_gives_the_bits_of_packed_a(gemm_rt, mnk):
                ffi.cast(ct, c.ctypes.data), n, ffi.from_buffer(aligned_scratch()))
             outs.append(c)
         assert outs[0].tobytes() == outs[1].tobytes()
+
+
+@pytest.mark.parametrize("mnkp", [(128, 256, 1024, 4), (49, 2048, 512, 4), (784, 128, 96, 4), (37, 129, 300, 2),
+                                  (5, 700, 33, 4), (1, 1000, 40, 4)])
+def test_each_slice_runs_in_the_planned_part_scratch(gemm_rt, mnkp):
+    """Every slice of aotc_sgemm_part stays within gemm_part_scratch_bytes (a guard zone
+    behind it is untouched), and the slices together give the product."""
+    from aotc.runtime_c import gemm_part_scratch_bytes
+
+    m, n, k, parts = mnkp
+    rng = np.random.default_rng(3)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    need = gemm_part_scratch_bytes(m, n, k, parts, 4, a_rows=True)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    for p in range(parts):
+        raw = np.full(need + 4096 + ALIGNMENT, 0xAB, np.uint8)
+        off = (-raw.ctypes.data) % ALIGNMENT
+        buf = raw[off:]
+        lib.aotc_sgemm_part(p, parts, m, n, k, ffi.cast("float*", a.ctypes.data), k, 1,
+                            ffi.cast("float*", b.ctypes.data), n, 1, ffi.cast("float*", c.ctypes.data), n,
+                            ffi.cast("void*", buf.ctypes.data))
+        assert (buf[need:need + 4096] == 0xAB).all()
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
