@@ -505,7 +505,13 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       for (int64_t pc = 0; pc < K; pc += P##_KC) {                                         \
         const int64_t kc = K - pc < P##_KC ? K - pc : P##_KC;                              \
         const int accumulate = pc > 0;                                                     \
-        NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                  \
+        /* B of exactly NR contiguous, aligned columns already is its packed panel */       \
+        const T* bblock = bp;                                                              \
+        if (N == P##_NR && b_cs == 1 && b_rs == P##_NR &&                                  \
+            (uintptr_t)(const void*)B % AOTC_ALIGNMENT == 0)                               \
+          bblock = B + pc * b_rs;                                                          \
+        else                                                                               \
+          NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                \
         for (int64_t ic = 0; ic < M; ic += P##_MC) {                                       \
           const int64_t mc = M - ic < P##_MC ? M - ic : P##_MC;                            \
           /* row-major A: full tiles read A in place, only a last partial panel is packed */ \
@@ -515,7 +521,7 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
                           ap);                                                             \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
-            const T* bpanel = bp + jr * kc;                                                \
+            const T* bpanel = bblock + jr * kc;                                            \
             for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
               const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
               /* rows [0, direct) of the block in place, the rest from the packed panel */  \

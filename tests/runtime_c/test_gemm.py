@@ -317,3 +317,27 @@ def test_each_slice_runs_in_the_planned_part_scratch(gemm_rt, mnkp):
                             ffi.cast("void*", buf.ctypes.data))
         assert (buf[need:need + 4096] == 0xAB).all()
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [8, 16, 32])
+def test_b_of_one_aligned_panel_gives_the_bits_of_packed_b(gemm_rt, n):
+    """A row-major B of exactly NR columns at an aligned address is used as its own packed
+    panel; at an unaligned address it is packed: the products are bit-identical."""
+    m, k = 61, 700
+    rng = np.random.default_rng(9)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    outs = []
+    for shift in (0, 1):
+        raw = np.zeros(k * n + 16 + ALIGNMENT, np.float32)
+        off = ((-raw.ctypes.data) % ALIGNMENT) // 4 + shift
+        bb = raw[off:off + k * n]
+        bb[:] = b.ravel()
+        assert (bb.ctypes.data % ALIGNMENT == 0) == (shift == 0)
+        c = np.zeros((m, n), np.float32)
+        lib.aotc_sgemm(m, n, k, ffi.cast("float*", a.ctypes.data), k, 1, ffi.cast("float*", bb.ctypes.data), n, 1,
+                       ffi.cast("float*", c.ctypes.data), n, ffi.from_buffer(aligned_scratch()))
+        outs.append(c)
+    np.testing.assert_allclose(outs[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert outs[0].tobytes() == outs[1].tobytes()
