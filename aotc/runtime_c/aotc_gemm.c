@@ -9,7 +9,11 @@
  * Packed panels are zero-padded to whole tiles, so the micro-kernel always
  * runs full tiles; a tile that hangs over the edge of C is computed into a
  * local buffer and only its valid part is written.  The first K block
- * overwrites C, later ones accumulate.
+ * overwrites C, later ones accumulate.  A row-major A (column stride 1) is not
+ * packed: its full MR-row tiles are read in place by a micro-kernel with a row
+ * stride, only a last partial panel is packed.  A row-major B of exactly NR
+ * aligned columns is its own packed panel.  Either way every element of C sees
+ * the same operations in the same order, so the bits do not depend on it.
  *
  * Micro-kernels are chosen at compile time: AVX-512F, AVX2+FMA, NEON, or a
  * portable scalar kernel written for auto-vectorisation.  The vector kernels
