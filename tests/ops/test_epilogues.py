@@ -153,6 +153,33 @@ ENTRY main {
 }
 """, [_normal(17, 1, 14, 14, 64), _normal(18, 1, 1, 64, 128, scale=0.1), _normal(19, 128),
       _normal(20, 1, 14, 14, 128)], SUM),
+    # fewer pixels than output features (ResNet's last stages): the GEMM sliced over the
+    # pool by columns, the epilogue over all rows after it; 1x1 (lhs in place) and 3x3 (im2col)
+    "epilogue_conv1x1_few_pixels": ("""HloModule epilogue_conv1x1_few_pixels
+ENTRY main {
+  x = f32[1,7,7,96] parameter(0)
+  w = f32[1,1,96,512] parameter(1)
+  scale = f32[512] parameter(2)
+  res = f32[1,7,7,512] parameter(3)
+  c = f32[1,7,7,512] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f
+  sb = f32[1,7,7,512] broadcast(scale), dimensions={3}
+  m = f32[1,7,7,512] multiply(c, sb)
+  a = f32[1,7,7,512] add(m, res)
+  zero = f32[] constant(0)
+  z = f32[1,7,7,512] broadcast(zero), dimensions={}
+  ROOT r = f32[1,7,7,512] maximum(a, z)
+}
+""", [_normal(23, 1, 7, 7, 96), _normal(24, 1, 1, 96, 512, scale=0.1), _normal(25, 512),
+      _normal(26, 1, 7, 7, 512)], SUM),
+    "epilogue_conv3x3_few_pixels_to_bf16": ("""HloModule epilogue_conv3x3_few_pixels_to_bf16
+ENTRY main {
+  x = f32[1,9,9,40] parameter(0)
+  w = f32[3,3,40,300] parameter(1)
+  c = f32[1,9,9,300] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  e = f32[1,9,9,300] tanh(c)
+  ROOT o = bf16[1,9,9,300] convert(e)
+}
+""", [_normal(27, 1, 9, 9, 40, scale=0.5), _normal(28, 3, 3, 40, 300, scale=0.1)], 8e-3),
     # stride 2, asymmetric padding, the kernel in o01i (so it is repacked and im2col runs
     # block by block), and a bf16 result: the GEMM's rows go to scratch of their own
     "epilogue_conv_stride2_to_bf16": ("""HloModule epilogue_conv_stride2_to_bf16
