@@ -398,3 +398,26 @@ def _convert_elem(ctx, instr: Instruction, idx) -> K.Expr:
 
 
 RULES.append(OpRule("convert", shape=_convert_shape, elemental=_convert_elem, traits=_ELEMENTWISE))
+
+# ------------------------------------------------------------------ reduce-precision
+
+
+def _reduce_precision_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    a = _arr(shapes[0], "operand")
+    e, m = instr.attr("exponent_bits"), instr.attr("mantissa_bits")
+    if not isinstance(e, int) or not isinstance(m, int) or e < 1 or m < 0:
+        raise ShapeError(f"reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got {e!r}, {m!r}")
+    if a.dtype.name not in ("f32", "f64", "bf16", "f16"):
+        raise ShapeError(f"reduce-precision on {a.dtype.name} is not supported (f32, f64, bf16, f16)")
+    return a.with_layout(None)
+
+
+def _reduce_precision_elem(ctx, instr: Instruction, idx) -> K.Expr:
+    dt = instr.array_shape.dtype
+    s32 = DTYPES["s32"]
+    e, m = (K.Const(min(instr.attr(k), 64), s32) for k in ("exponent_bits", "mantissa_bits"))
+    return call(f"aotc_reduce_precision_{dt.name}", compute_type(dt), ctx.operand(instr, 0, idx), e, m)
+
+
+RULES.append(OpRule("reduce-precision", shape=_reduce_precision_shape, elemental=_reduce_precision_elem,
+                    traits=_ELEMENTWISE))

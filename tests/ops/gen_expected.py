@@ -30,7 +30,8 @@ FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.t
             "tests.ops.test_dynamic", "tests.ops.test_name_collisions", "tests.ops.test_graph_passes",
             "tests.ops.test_inplace_safety", "tests.ops.test_misc_ops", "tests.ops.test_reduce_split", "tests.ops.test_zero_size",
             "tests.ops.test_epilogues", "tests.ops.test_contract", "tests.ops.test_narrow_types",
-            "tests.ops.test_random", "tests.ops.test_fft")
+            "tests.ops.test_random", "tests.ops.test_fft",
+            "tests.ops.test_reduce_precision")
 
 
 def all_cases() -> dict[str, tuple]:
