@@ -12,6 +12,7 @@ from ..hlo.ir import Computation, Instruction, Literal, Module
 from ..hlo.opcodes import Op
 from ..hlo.shape import ArrayShape
 from ..passes import PASS_NAMES, run_graph_passes
+from ..passes.batchnorm import expand_batch_norm
 from .assemble import build_program
 from .delayout import remove_layouts
 from .flatten import flatten_feeds
@@ -26,7 +27,7 @@ from .split_reduce import split_large_reductions
 from .subprogram import lower_control_flow
 
 SPLIT = (("split", split_large_reductions),)
-STAGES = ("bind", "inline", "delayout", "simplify", *PASS_NAMES, "split", "fusion", "subprograms", "program")
+STAGES = ("bind", "inline", "delayout", "batchnorm", "simplify", *PASS_NAMES, "split", "fusion", "subprograms", "program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,8 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("inline", m)
     m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
     dump("delayout", m)
+    m, _ = expand_batch_norm(m)                         # batch-norm ops as XLA's BatchNormExpander writes them
+    dump("batchnorm", m)
     fetch_refs = [(renamed.get(f.instruction, f.instruction), f.shape_index) for f in sig.fetches]
     updates = [(k, f.update_output) for k, f in enumerate(sig.feeds)
                if f.kind == "variable" and not f.readonly and f.update_output is not None]
