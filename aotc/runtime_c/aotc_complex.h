@@ -1,0 +1,42 @@
+/* aotc_complex.h -- complex functions of c64/c128 as XLA:CPU computes them,
+ * built on the real helpers of aotc_math.h (so FTZ/DAZ act as they do there):
+ *   exp(a+bi) = exp(a)*cos(b) + i exp(a)*sin(b), the imaginary part b itself
+ *               where b is zero (observed: exp(inf+0i) = inf+0i, not inf+NaNi)
+ *   log(a+bi) = log(m) + 0.5 log1p((n/m)^2) + i atan2(b, a), m and n the
+ *               larger and smaller of |a| and |b| (XLA's |z| near 1 keeps its
+ *               digits); NaN if a part is NaN, inf if a part is inf, -inf at 0
+ */
+#ifndef AOTC_COMPLEX_H
+#define AOTC_COMPLEX_H
+
+#ifndef AOTC_MATH_H
+#include "aotc_math.h"
+#endif
+
+#define AOTC__DEF_COMPLEX_FN(N, CT, T, R, S)                                   \
+  AOTC_INLINE CT aotc_exp_##N(CT z) {                                       \
+    const T e = aotc_exp_##R(z.re);                                         \
+    const T im = z.im == (T)0 ? aotc_ftz_##R(z.im) : e * aotc_sin_##R(z.im); \
+    return aotc_complex_##N(e * aotc_cos_##R(z.im), im);                    \
+  }                                                                         \
+  AOTC_INLINE CT aotc_log_##N(CT z) {                                       \
+    const T angle = aotc_atan2_##R(z.im, z.re);                             \
+    const T x = fabs##S(z.re), y = fabs##S(z.im);                           \
+    const T mx = x > y ? x : y, mn = x > y ? y : x;                         \
+    T re;                                                                   \
+    if (x != x || y != y) {                                                 \
+      re = x + y; /* NaN */                                                 \
+    } else if (mx == (T)INFINITY) {                                         \
+      re = mx;                                                              \
+    } else if (mx == (T)0) {                                                \
+      re = -(T)INFINITY;                                                    \
+    } else {                                                                \
+      const T r = mn / mx;                                                  \
+      re = fma##S((T)0.5, aotc_log1p_##R(r * r), aotc_log_##R(mx));         \
+    }                                                                       \
+    return aotc_complex_##N(re, angle);                                     \
+  }
+AOTC__DEF_COMPLEX_FN(c64, aotc_c64, float, f32, f)
+AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
+
+#endif /* AOTC_COMPLEX_H */
