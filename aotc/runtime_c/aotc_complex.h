@@ -1,10 +1,12 @@
 /* aotc_complex.h -- complex functions of c64/c128 as XLA:CPU computes them,
  * built on the real helpers of aotc_math.h (so FTZ/DAZ act as they do there):
- *   exp(a+bi) = exp(a)*cos(b) + i exp(a)*sin(b), the imaginary part b itself
- *               where b is zero (observed: exp(inf+0i) = inf+0i, not inf+NaNi)
+ *   exp(a+bi) = exp(a)*cos(b) + i exp(a)*sin(b), the imaginary part +0 where
+ *               b is zero (observed: exp(inf-0i) = inf+0i, not inf+NaNi)
  *   log(a+bi) = log(m) + 0.5 log1p((n/m)^2) + i atan2(b, a), m and n the
  *               larger and smaller of |a| and |b| (XLA's |z| near 1 keeps its
  *               digits); NaN if a part is NaN, inf if a part is inf, -inf at 0
+ *   sin(x+iy) = sin(x)cosh(y) + i cos(x)sinh(y)
+ *   cos(x+iy) = cos(x)cosh(y) - i sin(x)sinh(y)
  */
 #ifndef AOTC_COMPLEX_H
 #define AOTC_COMPLEX_H
@@ -16,7 +18,7 @@
 #define AOTC__DEF_COMPLEX_FN(N, CT, T, R, S)                                   \
   AOTC_INLINE CT aotc_exp_##N(CT z) {                                       \
     const T e = aotc_exp_##R(z.re);                                         \
-    const T im = z.im == (T)0 ? aotc_ftz_##R(z.im) : e * aotc_sin_##R(z.im); \
+    const T im = z.im == (T)0 ? (T)0 : e * aotc_sin_##R(z.im);               \
     return aotc_complex_##N(e * aotc_cos_##R(z.im), im);                    \
   }                                                                         \
   AOTC_INLINE CT aotc_log_##N(CT z) {                                       \
@@ -35,6 +37,19 @@
       re = fma##S((T)0.5, aotc_log1p_##R(r * r), aotc_log_##R(mx));         \
     }                                                                       \
     return aotc_complex_##N(re, angle);                                     \
+  }                                                                         \
+  /* sin/cos(x+iy) from sinh/cosh(y) = (e^y -+ e^-y)/2, e^-y/2 as 0.5/e^y */ \
+  AOTC_INLINE CT aotc_sin_##N(CT z) {                                       \
+    const T e = aotc_exp_##R(z.im);                                         \
+    const T h = (T)0.5 * e, hn = (T)0.5 / e;                                \
+    return aotc_complex_##N(aotc_sin_##R(z.re) * (h + hn),                  \
+                            aotc_cos_##R(z.re) * (h - hn));                 \
+  }                                                                         \
+  AOTC_INLINE CT aotc_cos_##N(CT z) {                                       \
+    const T e = aotc_exp_##R(z.im);                                         \
+    const T h = (T)0.5 * e, hn = (T)0.5 / e;                                \
+    return aotc_complex_##N(aotc_cos_##R(z.re) * (h + hn),                  \
+                            -(aotc_sin_##R(z.re) * (h - hn)));              \
   }
 AOTC__DEF_COMPLEX_FN(c64, aotc_c64, float, f32, f)
 AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
