@@ -139,7 +139,7 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
             return call(f"aotc_abs_{src.name}", _part_type(src), x)
         if op == "sign":
             return call(f"aotc_sign_{src.name}", src, x)
-        if op in ("exponential", "log", "sine", "cosine"):  # runtime_c/aotc_complex.h
+        if op in ("exponential", "log", "sine", "cosine", "tanh", "tan"):  # runtime_c/aotc_complex.h
             return call(f"aotc_{_FLOAT_UNARY[op]}_{src.name}", src, x)
         raise ShapeError(f"{op} on complex values is not supported yet")
     if src.kind == "pred":

@@ -1,14 +1,16 @@
-"""Complex exp, log, sin and cos (c64, c128) against XLA:CPU: random values of every
+"""Complex exp, log, sin, cos, tanh and tan (c64, c128) against XLA:CPU: random values of every
 magnitude and every pair of edge parts (signed zeros, +-inf, NaN, subnormal, huge, 1, -1, ...).
 
 Tolerance: XLA's formulas are kept (exp(a)cos(b) + i exp(a)sin(b), log|z| + i atan2(b, a),
-sin/cos through sinh/cosh of the imaginary part), but the real functions under them are
+sin/cos through sinh/cosh of the imaginary part, tanh/tan through expm1 with XLA's corner
+cases), but the real functions under them are
 XLA:CPU's vectorized polynomials for exp and log and libm-like code for sin, cos and atan2,
 where aotc's helpers may differ by an ulp or two (and for huge arguments of sin/cos, in the
 sign of a zero product): each part within 2e-6 (c64) / 1e-13 (c128) of its own magnitude;
 NaNs and infinities in the same places, zeros' signs not compared. Measured bit-equal parts
 (of 324 per part): c64 exp 324 and 324, log 322 and 324, sin 324 and 324, cos 324 and 252
-(zeros' signs); c128 214 to 324 (its exp, sin and cos differ from XLA's in the last bits).
+(zeros' signs), tanh and tan 324 and 324; c128 214 to 324 (its exp, expm1, sin and cos differ
+from XLA's in the last bits).
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -40,7 +42,9 @@ ENTRY main {{
   l = {t}[{n}] log(x)
   s = {t}[{n}] sine(x)
   c = {t}[{n}] cosine(x)
-  ROOT r = ({t}[{n}], {t}[{n}], {t}[{n}], {t}[{n}]) tuple(e, l, s, c)
+  th = {t}[{n}] tanh(x)
+  tn = {t}[{n}] tan(x)
+  ROOT r = ({t}[{n}], {t}[{n}], {t}[{n}], {t}[{n}], {t}[{n}], {t}[{n}]) tuple(e, l, s, c, th, tn)
 }}
 """
 
