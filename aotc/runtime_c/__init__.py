@@ -19,7 +19,7 @@ RUNTIME_DIR = Path(__file__).resolve().parent
 RUNTIME_FILES: tuple[str, ...] = (
     "aotc_rt.h",  # linkage/inline macros, complex types, endianness, SIMD ISA
     "aotc_math.h",  # XLA scalar semantics, conversions, half types, FP env
-    "aotc_complex.h",  # complex exp and log as XLA:CPU computes them
+    "aotc_complex.h",  # complex exp, log, sin, cos, tanh, tan as XLA:CPU computes them
     "aotc_precision.h",  # reduce-precision on the bits, as XLA's emitter does
     "aotc_narrow.h",  # f8 and f4 types: decode, encode, XLA's per-op rounding
     "aotc_simd.h",  # f32 vocabulary of vectorized kernels (8 lanes, the widest), same bits as aotc_math.h
