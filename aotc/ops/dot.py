@@ -1,8 +1,9 @@
 """Dot (dot_general): shape rule and emission.
 
-f32/f64 dots whose free and contracting dimensions each collapse to one
-stride become a batch loop over the runtime's packed GEMM (`aotc_sgemm` /
-`aotc_dgemm`) reading the operands in place, transposed or not. Every other
+f32/f64 dots whose contracting dimensions collapse to one stride become
+loops (batch dimensions, free dimensions that are not one stride) over the
+runtime's packed GEMM (`aotc_sgemm` / `aotc_dgemm`), which reads the operands
+in place with their strides, transposed or not. Every other
 dot (integer, half types, exotic dimension orders) is a plain loop nest that
 accumulates in the compute type: correct first, fast later.
 """
@@ -56,9 +57,9 @@ def _dot_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 @dataclass(frozen=True, slots=True)
 class GemmPlan:
-    batch: tuple[int, ...]  # batch dim sizes
-    lhs_batch_strides: tuple[int, ...]
-    rhs_batch_strides: tuple[int, ...]
+    """One `m x n x k` GEMM per point of `loops`, the batch dimensions and the free ones
+    the GEMM cannot take as a stride (outermost first)."""
+    loops: tuple[tuple[int, int, int, int], ...]  # (size, lhs stride, rhs stride, result stride)
     m: int
     n: int
     k: int
@@ -66,6 +67,12 @@ class GemmPlan:
     a_cs: int
     b_rs: int
     b_cs: int
+    ldc: int  # result elements between the GEMM's rows
+
+    @property
+    def count(self) -> int:
+        """GEMM calls (points of `loops`)."""
+        return prod(size for size, *_ in self.loops)
 
 
 def _collapse(dims: tuple[int, ...], strides: tuple[int, ...], group: tuple[int, ...]) -> tuple[int, int] | None:
@@ -78,6 +85,30 @@ def _collapse(dims: tuple[int, ...], strides: tuple[int, ...], group: tuple[int,
         if strides[a] != strides[b] * dims[b]:
             return None
     return size, strides[live[-1]]
+
+
+def _split_free(dims: tuple[int, ...], strides: tuple[int, ...], group: tuple[int, ...]) -> tuple[int, tuple[int, int]]:
+    """How many leading dimensions of a free `group` become loops so that the rest is one
+    stride (a GEMM dimension), and that dimension's (size, stride)."""
+    for lead in range(len(group) + 1):
+        run = _collapse(dims, strides, group[lead:])
+        if run is not None:
+            return lead, run
+    raise AssertionError("an empty group always collapses")
+
+
+def _contracting(lhs: ArrayShape, ls: tuple[int, ...], lc: tuple[int, ...], rhs: ArrayShape,
+                 rs: tuple[int, ...], rc: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """(k, lhs stride, rhs stride) of the contracting dimensions as one, taking the pairs in
+    the lhs's memory order or else the rhs's (the sum's order is the GEMM's either way)."""
+    pairs = list(zip(lc, rc))
+    for key in (lambda p: -ls[p[0]], lambda p: -rs[p[1]]):
+        order = sorted(pairs, key=key)
+        ka = _collapse(lhs.dims, ls, tuple(a for a, _ in order))
+        kb = _collapse(rhs.dims, rs, tuple(b for _, b in order))
+        if ka is not None and kb is not None:
+            return ka[0], ka[1], kb[1]
+    return None
 
 
 _F32_LIKE = ("f32", "bf16", "f16")
@@ -99,21 +130,27 @@ def _widened(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> bool:
 
 
 def gemm_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmPlan | None:
-    """How to run this dot on the packed GEMM, or None if it needs the loop nest."""
-    if gemm_type(instr, lhs, rhs) is None:
+    """How to run this dot on the packed GEMM, or None if it needs the loop nest: the
+    contracting dimensions must read as one stride of each operand (in some common order);
+    batch dimensions, and leading free dimensions that do not, become loops of GEMM calls.
+    Operands are read in place with their strides, transposed or not."""
+    if gemm_type(instr, lhs, rhs) is None or instr.array_shape.size == 0:
         return None
     lb, lc, rb, rc = _dnums(instr)
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
-    m = _collapse(lhs.dims, ls, _free(lhs.rank, lb, lc))
-    ka = _collapse(lhs.dims, ls, lc)
-    kb = _collapse(rhs.dims, rs, rc)
-    n = _collapse(rhs.dims, rs, _free(rhs.rank, rb, rc))
-    if m is None or ka is None or kb is None or n is None:
+    os_ = row_major_strides(instr.array_shape.dims)
+    k = _contracting(lhs, ls, lc, rhs, rs, rc)
+    if k is None or k[0] == 0:  # an empty sum: the loop nest, no packing
         return None
-    if 0 in (m[0], n[0], ka[0]):  # an empty product (or sum): the loop nest, no packing
-        return None
-    return GemmPlan(tuple(lhs.dims[d] for d in lb), tuple(ls[d] for d in lb), tuple(rs[d] for d in rb),
-                    m[0], n[0], ka[0], m[1], ka[1], kb[1], n[1])
+    lf, rf = _free(lhs.rank, lb, lc), _free(rhs.rank, rb, rc)
+    mlead, (m, a_rs) = _split_free(lhs.dims, ls, lf)
+    nlead, (n, b_cs) = _split_free(rhs.dims, rs, rf)
+    nb = len(lb)
+    loops = [(lhs.dims[a], ls[a], rs[b], os_[j]) for j, (a, b) in enumerate(zip(lb, rb))]
+    loops += [(lhs.dims[d], ls[d], 0, os_[nb + j]) for j, d in enumerate(lf[:mlead])]
+    loops += [(rhs.dims[d], 0, rs[d], os_[nb + len(lf) + j]) for j, d in enumerate(rf[:nlead])]
+    ldc = max(prod(rhs.dims[d] for d in rf), 1)
+    return GemmPlan(tuple(x for x in loops if x[0] != 1), m, n, k[0], a_rs, k[1], k[2], b_cs, ldc)
 
 
 def _up64(n: int) -> int:
@@ -139,7 +176,16 @@ GEMM_PARTS = 4
 
 
 def _parts(p: GemmPlan) -> int:
-    return GEMM_PARTS if p.m * p.n * p.k >= THREADED_MACS else 1
+    """Slices of one GEMM call for the pool (a lone call: the product is cut)."""
+    return GEMM_PARTS if p.count == 1 and p.m * p.n * p.k >= THREADED_MACS else 1
+
+
+def _chunks(p: GemmPlan) -> int:
+    """Ranges of the calls of a looped GEMM for the pool (each range makes its calls whole,
+    one after the other, with scratch of its own): the loop is cut, not the products."""
+    if p.count == 1 or p.count * p.m * p.n * p.k < THREADED_MACS:
+        return 1
+    return min(p.count, GEMM_PARTS)
 
 
 def _gemm_bytes(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, p: GemmPlan) -> int:
@@ -152,7 +198,7 @@ def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     plan = gemm_plan(instr, shapes[0], shapes[1])
     if plan is None:
         return 0
-    return _widen_layout(instr, shapes[0], shapes[1])[3] + _parts(plan) * _gemm_bytes(instr, shapes[0], shapes[1], plan)
+    return _widen_layout(instr, shapes[0], shapes[1])[3] + max(_parts(plan), _chunks(plan)) * _gemm_bytes(instr, shapes[0], shapes[1], plan)
 
 
 def _takes_epilogue(instr: Instruction, shapes: list[Shape]) -> bool:
@@ -172,14 +218,18 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     if plan is None:
         _emit_loops(kb, instr, lhs, rhs, out)
         return
-    if kb.epilogue is not None and not _widened(instr, lhs, rhs) and prod(plan.batch) == 1:
+    if kb.epilogue is not None and not _widened(instr, lhs, rhs) and plan.count == 1:
         _emit_gemm_epilogue(kb, instr, plan, lbuf, rbuf, out)
         return
-    if kb.epilogue is not None:  # batched or widened: the whole product, then the epilogue
+    if kb.epilogue is not None and not _widened(instr, lhs, rhs) and plan.ldc == plan.n \
+            and out.dtype == instr.array_shape.dtype:  # each call's rows, then their epilogue
+        _emit_gemm(kb, instr, plan, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), 0, epilogue=out)
+        return
+    if kb.epilogue is not None:  # looped or widened: the whole product, then the epilogue
         _emit_whole_then_epilogue(kb, instr, plan, lhs, rhs, lbuf, rbuf, out)
         return
     if not _widened(instr, lhs, rhs):
-        _emit_gemm(kb, instr, plan, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
+        _emit_gemm(kb, instr, plan, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), 0)
         return
     # widen half operands to f32 copies in scratch, multiply in f32, round the result once
     a, b, c, g = _widen_layout(instr, lhs, rhs)
@@ -201,8 +251,7 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
         srcs.append(dst)
     odt = instr.array_shape.dtype
     res = out if odt.name == "f32" else view(c, instr.array_shape.size)
-    _emit_gemm(kb, instr, plan, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res),
-               K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
+    _emit_gemm(kb, instr, plan, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res), g)
     if odt.name != "f32":
         i = kb.loop(kb.fresh("i"), instr.array_shape.size, (K.VECTOR,))
         kb.store(out, i, store_value(odt, narrow_result(odt, K.Load(res, i))))
@@ -274,8 +323,8 @@ def _emit_gemm_epilogue(kb, instr, p: GemmPlan, lbuf: K.Buf, rbuf: K.Buf, out: K
 
 def _emit_whole_then_epilogue(kb, instr, p: GemmPlan, lhs: ArrayShape, rhs: ArrayShape, lbuf: K.Buf,
                               rbuf: K.Buf, out: K.Buf) -> None:
-    """A batched or widened product computed whole, then its epilogue over every row."""
-    rows = prod(p.batch) * p.m
+    """A looped or widened product computed whole, then its epilogue over every row."""
+    rows = instr.array_shape.size // p.ldc
     if _widened(instr, lhs, rhs):
         res = K.Buf(kb.fresh("res"), F32, instr.array_shape.size)
         a, b, c, g = _widen_layout(instr, lhs, rhs)
@@ -292,55 +341,82 @@ def _emit_whole_then_epilogue(kb, instr, p: GemmPlan, lhs: ArrayShape, rhs: Arra
             kb.close()
             srcs.append(dst)
         kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(c), elem=F32, byte_view=True)))
-        _emit_gemm(kb, instr, p, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res),
-                   K.Ptr(kb.scratch, K.Const(g), elem=DTYPES["u8"], byte_view=True))
-        kb.apply_epilogue(instr, out, res, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
+        _emit_gemm(kb, instr, p, K.Ptr(srcs[0]), K.Ptr(srcs[1]), K.Ptr(res), g)
+        kb.apply_epilogue(instr, out, res, K.Const(0), p.ldc, K.Const(0), K.Const(rows), p.ldc)
         return
     elem = instr.array_shape.dtype
     if out.dtype == elem:
-        _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), K.Ptr(kb.scratch))
-        kb.apply_epilogue(instr, out, out, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
+        _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(out), 0)
+        kb.apply_epilogue(instr, out, out, K.Const(0), p.ldc, K.Const(0), K.Const(rows), p.ldc)
         return
     own = _dot_scratch(instr, [lhs, rhs])
     kb.need_scratch(own + _up64(instr.array_shape.size * elem.nbytes))
     res = K.Buf(kb.fresh("res"), elem, instr.array_shape.size)
     kb.emit(K.Let(K.Var(res.name, None), K.Ptr(kb.scratch, K.Const(own), elem=elem, byte_view=True)))
-    _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(res), K.Ptr(kb.scratch))
-    kb.apply_epilogue(instr, out, res, K.Const(0), p.n, K.Const(0), K.Const(rows), p.n)
+    _emit_gemm(kb, instr, p, K.Ptr(lbuf), K.Ptr(rbuf), K.Ptr(res), 0)
+    kb.apply_epilogue(instr, out, res, K.Const(0), p.ldc, K.Const(0), K.Const(rows), p.ldc)
 
 
-def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch: K.Expr) -> None:
-    """One `aotc_[sd]gemm` call per batch element, on operands read in place."""
+def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch_at: int,
+               epilogue: K.Buf | None = None) -> None:
+    """One `aotc_[sd]gemm` call per point of the plan's loops, on operands read in place;
+    the GEMM's scratch starts `scratch_at` bytes into the kernel's. A lone call is sliced
+    over the pool (`_threads`); looped calls are cut into `_chunks` ranges by a parallel
+    loop instead, each range with scratch of its own. Either way each product is computed
+    whole or in slices that agree bit for bit, so any thread count gives the same bits.
+    `epilogue`: the output the kernel's epilogue writes, applied (in place) to each call's
+    rows right after the call; only for plans whose calls each write whole rows (ldc == n)."""
     fn = "aotc_dgemm" if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" \
         else "aotc_sgemm"
-    parts = _parts(p)
+    u8 = DTYPES["u8"]
+    parts, chunks = _parts(p), _chunks(p)
+    per = _gemm_bytes(instr, *(kb.producers[o].array_shape for o in instr.operands), p)
     head: tuple[K.Expr, ...] = ()
     if parts > 1:  # sliced over the pool when there is one; the serial call otherwise
-        stride = _gemm_bytes(instr, *(kb.producers[o].array_shape for o in instr.operands), p)
         fn = f"{fn}_threads"
-        head = (kb.pool(), K.Const(parts), K.Const(stride, DTYPES["u32"]))
+        head = (kb.pool(), K.Const(parts), K.Const(per, DTYPES["u32"]))
+    work = max(p.m * p.n * p.k // 32, 1)
 
-    def call(ao: K.Expr, bo: K.Expr, co: K.Expr) -> None:
+    def call(ao: K.Expr, bo: K.Expr, co: K.Expr, at: K.Expr) -> None:
         args = (K.Const(p.m), K.Const(p.n), K.Const(p.k), K.Ptr(a.buf, ao), K.Const(p.a_rs), K.Const(p.a_cs),
-                K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.n), scratch)
-        kb.emit(K.CallStmt(fn, head + args))
+                K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.ldc),
+                K.Ptr(kb.scratch, at, elem=u8, byte_view=True))
+        kb.emit(K.CallStmt(fn, head + args, work))
 
-    nb = prod(p.batch)
+    nb = p.count
     if nb == 1:
-        call(K.Const(0), K.Const(0), K.Const(0))
+        call(K.Const(0), K.Const(0), K.Const(0), K.Const(scratch_at))
+        if epilogue is not None:
+            kb.apply_epilogue(instr, epilogue, c.buf, K.Const(0), p.ldc, K.Const(0), K.Const(p.m), p.ldc)
         return
-    bv = kb.loop(kb.fresh("b"), nb)
+    at: K.Expr = K.Const(scratch_at)
+    if chunks > 1:
+        ch = kb.loop(kb.fresh("ch"), chunks, (K.PARALLEL,))
+        lo = kb.let(ch * nb // chunks, "first")
+        hi = kb.let((ch + 1) * nb // chunks, "last")
+        at = kb.let(ch * per + scratch_at, "base")
+        bv = kb.loop(kb.fresh("b"), hi, start=lo)
+    else:
+        bv = kb.loop(kb.fresh("b"), nb)
     loff: K.Expr = K.Const(0)
     roff: K.Expr = K.Const(0)
+    coff: K.Expr = K.Const(0)
+    row: K.Expr = K.Const(0)  # the call's first result row (when ldc divides every stride)
     rem: K.Expr = bv
-    for d in range(len(p.batch) - 1, -1, -1):
-        idx = rem % p.batch[d] if d > 0 else rem
+    for d in range(len(p.loops) - 1, -1, -1):
+        size, lst, rst, ost = p.loops[d]
+        idx = rem % size if d > 0 else rem
         if d > 0:
-            rem = rem // p.batch[d]
-        loff = loff + idx * p.lhs_batch_strides[d]
-        roff = roff + idx * p.rhs_batch_strides[d]
-    call(loff, roff, bv * (p.m * p.n))
+            rem = rem // size
+        loff, roff, coff = loff + idx * lst, roff + idx * rst, coff + idx * ost
+        row = row + idx * (ost // p.ldc)
+    call(loff, roff, coff, at)
+    if epilogue is not None:
+        assert p.ldc == p.n and all(ost % p.ldc == 0 for *_, ost in p.loops)
+        kb.apply_epilogue(instr, epilogue, c.buf, coff, p.ldc, row, K.Const(p.m), p.ldc)
     kb.close()
+    if chunks > 1:
+        kb.close()
 
 
 def _emit_loops(kb, instr, lhs: ArrayShape, rhs: ArrayShape, out) -> None:
