@@ -380,7 +380,7 @@ def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch_at:
     def call(ao: K.Expr, bo: K.Expr, co: K.Expr, at: K.Expr) -> None:
         args = (K.Const(p.m), K.Const(p.n), K.Const(p.k), K.Ptr(a.buf, ao), K.Const(p.a_rs), K.Const(p.a_cs),
                 K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.ldc),
-                K.Ptr(kb.scratch, at, elem=u8, byte_view=True))
+                K.Ptr(kb.scratch) if at == K.Const(0) else K.Ptr(kb.scratch, at, elem=u8, byte_view=True))
         kb.emit(K.CallStmt(fn, head + args, work))
 
     nb = p.count
