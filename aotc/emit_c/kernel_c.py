@@ -94,7 +94,7 @@ def expr(e: K.Expr) -> str:
     if isinstance(e, K.Ptr):
         return _pointer(e)
     if isinstance(e, K.Pool):
-        return "par ? par->fn : 0, par ? par->user : 0"
+        return "par ? par->fn : 0, par ? par->user : 0, par ? par->threads : 0"
     raise TypeError(f"cannot print {e!r}")
 
 

@@ -244,8 +244,9 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
         parts += [incbin_text(blob, p.name), "\n"]
     bare = frozenset(c.cname for c in in_blob)
     out = []
-    out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */",
-            "typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;", "",
+    out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial);",
+            " * threads: the built-in pool's size, 0 for an application's pool. */",
+            "typedef struct { aotc_parallel_for_fn fn; void* user; int threads; } aotc_par;", "",
             *_BUDGET, "", *host.source_prelude(p),
             *(["static AOTC_UNUSED uint8_t aotc_token;  /* what a token pointer points to: tokens hold no data */", ""]
               if any(s.place == "token" for q in programs for s in q.slots) else []),

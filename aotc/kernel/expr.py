@@ -178,7 +178,9 @@ class Ptr(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Pool(Expr):
-    """The thread pool a micro-kernel may split its work over (absent: serial)."""
+    """The thread pool a micro-kernel may split its work over (absent: serial), as three
+    arguments: its parallel_for, that function's user pointer, and its thread count (0
+    when unknown: an application's pool)."""
 
     ty: None = None
 

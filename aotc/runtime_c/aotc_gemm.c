@@ -602,8 +602,9 @@ AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
 
 /* One product split into `parts` slices run through an application's or the
  * built-in pool's parallel_for; slice p uses scratch + p * part_scratch.  The
- * result is bit-identical to the serial call.  Without a pool it is the serial
- * call.  Each slice enters the caller's FP environment itself, since an
+ * result is bit-identical to the serial call (slices are whole tiles, each
+ * computed as the whole product computes it), so the slice count may follow
+ * the pool's size.  Without a pool it is the serial call.  Each slice enters the caller's FP environment itself, since an
  * application's threads do not have it. */
 #define AOTC__DEF_GEMM_THREADS(NAME, T)                                                     \
   typedef struct {                                                                          \
@@ -626,10 +627,12 @@ AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
   AOTC_RT_API void NAME##_threads(void (*parallel_for)(void*, int64_t,                     \
                                                          void (*)(void*, int64_t, int64_t), \
                                                          void*),                            \
-                                  void* user, int64_t parts, size_t part_scratch,           \
+                                  void* user, int threads, int64_t parts,                  \
+                                  size_t part_scratch,                                      \
                                   int64_t M, int64_t N, int64_t K, const T* A,              \
                                   int64_t a_rs, int64_t a_cs, const T* B, int64_t b_rs,     \
                                   int64_t b_cs, T* C, int64_t ldc, void* scratch) {         \
+    if (threads > 0 && threads < parts) parts = threads; /* one slice per thread */         \
     if (!parallel_for || parts <= 1) {                                                      \
       NAME(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                         \
       return;                                                                               \

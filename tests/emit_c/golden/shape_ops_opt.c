@@ -38,8 +38,9 @@ static const union { uint32_t bits[12]; int32_t v[12]; } c_iota_add_fusion_add_0
     0x00000002u, 0x0000000cu, 0x00000016u, 0x00000020u,
 }};
 
-/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial). */
-typedef struct { aotc_parallel_for_fn fn; void* user; } aotc_par;
+/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial);
+ * threads: the built-in pool's size, 0 for an application's pool. */
+typedef struct { aotc_parallel_for_fn fn; void* user; int threads; } aotc_par;
 
 /* The budget of the run on this thread (NULL: none): a cancel flag any thread may set and
    a deadline, read between kernels and every 64 trips of a while loop. Once spent it stays
@@ -337,12 +338,14 @@ int golden_set_num_threads(golden_instance* m, int n) {
     m->pool = 0;
     m->par.fn = 0;
     m->par.user = 0;
+    m->par.threads = 0;
     m->threads = 1;
     if (n > 1) {
         m->pool = aotc_pool_create(n);
         if (!m->pool) return golden_fail_msg(m, golden_ERR_ALLOC, "cannot start the thread pool");
         m->par.fn = aotc_pool_parallel_for_fn;
         m->par.user = m->pool;
+        m->par.threads = n;
     }
     m->threads = n;
     return golden_OK;
@@ -353,6 +356,7 @@ int golden_set_parallel_for(golden_instance* m, golden_parallel_for_fn fn, void*
     m->pool = 0;
     m->par.fn = fn;
     m->par.user = user;
+    m->par.threads = 0;
     m->threads = fn ? 0 : 1;
     return golden_OK;
 }
