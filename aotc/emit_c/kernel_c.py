@@ -12,7 +12,8 @@ import numpy as np
 
 from ..hlo.dtypes import DType
 from ..kernel import ir as K
-from ..kernel.vectorize import LANES, SIMD, VECTOR_BINARY, VECTOR_CALLS, WIDE, WIDE_MULTIPLE, vector_vars
+from ..kernel.vectorize import (LANES, MASK_COMPARE, MASK_LOGIC, MASK_TYPES, SIMD, VECTOR_BINARY, VECTOR_CALLS, WIDE,
+                                WIDE_MULTIPLE, vector_vars)
 
 _PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
          "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
@@ -238,7 +239,10 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
     body = []
     for st in s.body:
-        if isinstance(st, K.Let) and st.var.name in vec:
+        if isinstance(st, K.Let) and st.var.name in vec and st.value.ty in MASK_TYPES:
+            mty = "aotc_vfm" if wide else "aotc_v8m"
+            body.append(f"{pad}    const {mty} {st.var.name} = {_mexpr(st.value, vec, pre)};")
+        elif isinstance(st, K.Let) and st.var.name in vec:
             body.append(f"{pad}    const {ty} {st.var.name} = {_vexpr(st.value, vec, pre)};")
         elif isinstance(st, K.Store):
             body.append(f"{pad}    {pre}_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec, pre)});")
@@ -297,7 +301,24 @@ def _vexpr(e: K.Expr, vec: set[str], pre: str) -> str:
         return f"{pre}_{VECTOR_BINARY[e.op]}({_vexpr(e.a, vec, pre)}, {_vexpr(e.b, vec, pre)})"
     if isinstance(e, K.Call):
         return f"{pre}_{VECTOR_CALLS[e.fn]}({', '.join(_vexpr(a, vec, pre) for a in e.args)})"
+    if isinstance(e, K.Select):
+        return f"{pre}_select({_mexpr(e.cond, vec, pre)}, {_vexpr(e.a, vec, pre)}, {_vexpr(e.b, vec, pre)})"
     raise TypeError(f"not a vector expression: {e!r}")
+
+
+def _mexpr(e: K.Expr, vec: set[str], pre: str) -> str:
+    """A lane mask of the vocabulary `pre` (kernel/vectorize.py is_mask)."""
+    if isinstance(e, K.Cast):
+        e = e.a
+    if isinstance(e, K.Var):
+        return e.name
+    if isinstance(e, K.Binary) and e.op in MASK_COMPARE:
+        name, swap = MASK_COMPARE[e.op]
+        a, b = (e.b, e.a) if swap else (e.a, e.b)
+        return f"{pre}_{name}({_vexpr(a, vec, pre)}, {_vexpr(b, vec, pre)})"
+    if isinstance(e, K.Binary) and e.op in MASK_LOGIC:
+        return f"{pre}_{MASK_LOGIC[e.op]}({_mexpr(e.a, vec, pre)}, {_mexpr(e.b, vec, pre)})"
+    raise TypeError(f"not a vector mask: {e!r}")
 
 
 def _if(s: K.If, depth: int, out: list[str], head: str, marks: bool = False) -> None:

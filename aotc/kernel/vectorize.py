@@ -4,7 +4,10 @@ An innermost loop marked `vector` is marked `simd` when every value it computes
 from its variable is f32 arithmetic of the runtime's SIMD vocabulary
 (runtime_c/aotc_simd.h, the same bits as the scalar helpers), every such load
 and store is contiguous in the loop variable, and no buffer is read at another
-element than the one the loop writes. Lanes are independent elements, so the
+element than the one the loop writes. A pred value (0 or 1) computed from the
+loop variable is a lane mask when it compares f32 vector values (< <= > >= ==,
+false on NaN as in C) or combines masks with & and |; a select on a mask picks
+lane by lane. Lanes are independent elements, so the
 width changes nothing in the results: a loop whose count is unknown, a multiple
 of 16 (such as the 16 partial results of a reduction) or at least
 `WIDE_MIN_TRIP` is also marked `wide`, and runs at the widest width the target
@@ -33,6 +36,11 @@ VECTOR_CALLS = {
     "aotc_fma_f32": "fma",
 }
 VECTOR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+# comparison -> (vocabulary name, operands swapped); each is false when a lane is NaN, as in C
+MASK_COMPARE = {"<": ("lt", False), ">": ("gt", False), ">=": ("ge", False), "<=": ("ge", True),
+                "==": ("eq", False)}
+MASK_LOGIC = {"&": "and", "|": "or"}
+MASK_TYPES = (DTYPES["u8"], DTYPES["pred"])
 
 
 def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
@@ -77,17 +85,22 @@ def vectorizable(loop: K.Loop) -> bool:
     vec = vector_vars(loop)
     stored: dict[str, K.Expr] = {}
     loaded: dict[str, set] = {}
+    masks: set[str] = set()
     for s in loop.body:
         if isinstance(s, K.Comment):
             continue
         if isinstance(s, K.Let):
-            if s.var.name in vec and not _vector_expr(s.value, var, vec, loaded):
+            if s.var.name in vec and s.value.ty in MASK_TYPES:
+                if not is_mask(s.value, vec, masks, lambda x: _vector_expr(x, var, vec, loaded, masks)):
+                    return False
+                masks.add(s.var.name)
+            elif s.var.name in vec and not _vector_expr(s.value, var, vec, loaded, masks):
                 return False
             continue
         if isinstance(s, K.Store):
             if s.buf.dtype != F32 or not contiguous(s.index, var, vec) or s.buf.name in stored:
                 return False
-            if K.free_vars(s.value) & vec and not _vector_expr(s.value, var, vec, loaded):
+            if K.free_vars(s.value) & vec and not _vector_expr(s.value, var, vec, loaded, masks):
                 return False
             if not K.free_vars(s.value) & vec and s.value.ty != F32:
                 return False
@@ -98,7 +111,23 @@ def vectorizable(loop: K.Loop) -> bool:
     return all(idxs <= {stored[b]} for b, idxs in loaded.items() if b in stored)
 
 
-def _vector_expr(e: K.Expr, var: str, vec: set[str], loaded: dict[str, set]) -> bool:
+def is_mask(e: K.Expr, vec: set[str], masks: set[str], vector) -> bool:
+    """Whether the lane-varying pred value `e` is a lane mask: a mask variable, a comparison
+    of f32 values `vector` accepts, or & / | of masks (each possibly cast to u8)."""
+    if isinstance(e, K.Cast) and e.ty in MASK_TYPES:
+        e = e.a
+    if isinstance(e, K.Var):
+        return e.name in masks
+    if not isinstance(e, K.Binary) or not K.free_vars(e) & vec:
+        return False
+    if e.op in MASK_COMPARE:
+        return e.a.ty == F32 and e.b.ty == F32 and vector(e.a) and vector(e.b)
+    if e.op in MASK_LOGIC and e.ty in MASK_TYPES:
+        return all(bool(K.free_vars(x) & vec) and is_mask(x, vec, masks, vector) for x in (e.a, e.b))
+    return False
+
+
+def _vector_expr(e: K.Expr, var: str, vec: set[str], loaded: dict[str, set], masks: set[str] = frozenset()) -> bool:
     """Whether the lane-varying expression `e` is f32 arithmetic of the vocabulary."""
     if not K.free_vars(e) & vec:
         for ld in K.loads(e):
@@ -112,7 +141,11 @@ def _vector_expr(e: K.Expr, var: str, vec: set[str], loaded: dict[str, set]) -> 
         loaded.setdefault(e.buf.name, set()).add(e.index)
         return contiguous(e.index, var, vec)
     if isinstance(e, K.Binary):
-        return e.op in VECTOR_BINARY and all(_vector_expr(x, var, vec, loaded) for x in (e.a, e.b))
+        return e.op in VECTOR_BINARY and all(_vector_expr(x, var, vec, loaded, masks) for x in (e.a, e.b))
     if isinstance(e, K.Call):
-        return e.fn in VECTOR_CALLS and all(_vector_expr(x, var, vec, loaded) for x in e.args)
+        return e.fn in VECTOR_CALLS and all(_vector_expr(x, var, vec, loaded, masks) for x in e.args)
+    if isinstance(e, K.Select):
+        return (bool(K.free_vars(e.cond) & vec)
+                and is_mask(e.cond, vec, masks, lambda x: _vector_expr(x, var, vec, loaded, masks))
+                and all(_vector_expr(x, var, vec, loaded, masks) for x in (e.a, e.b)))
     return False
