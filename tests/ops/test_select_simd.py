@@ -1,6 +1,7 @@
 """Selects on f32 comparisons in vector loops (lane masks, kernel/vectorize.py) give XLA's
 bits: every ordered direction, and/or of masks, NaN (every ordered comparison false) and
-signed zeros in the data, a vector body plus a scalar tail (1003 elements), the erf-based
+signed zeros in the data, a vector body plus a scalar tail (1003 elements; 20 for the
+8-lane vocabulary), the erf-based
 GELU as JAX exports it (jax.nn.gelu(approximate=False)) and a GEMM epilogue built of
 selects.
 
@@ -44,6 +45,9 @@ ENTRY main {{
 
 CASES = {f"simd_select_{d.lower()}": (_cmp_select(d), [_data(1), _data(2)], 0.0)
          for d in ("LT", "LE", "GT", "GE", "EQ")}
+# a short loop (20 lanes: the 8-lane vocabulary and its mask type, then a tail)
+CASES["simd_select_short"] = (_cmp_select("LE").replace(f"[{N}]", "[20]").replace("simd_select_le", "simd_select_short"),
+                              [_data(6)[:20], _data(7)[:20]], 0.0)
 
 # GELU(x) = x/2 * erfc(-x/sqrt 2), erfc as XLA's decomposition in JAX's export: two
 # polynomial branches chosen by |x| < 1 and |x| < 2, exp, an underflow clamp
