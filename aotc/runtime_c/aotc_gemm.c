@@ -632,7 +632,12 @@ AOTC__DEF_GEMM_PART(aotc_dgemm, double, AOTC_DGEMM)
                                   int64_t M, int64_t N, int64_t K, const T* A,              \
                                   int64_t a_rs, int64_t a_cs, const T* B, int64_t b_rs,     \
                                   int64_t b_cs, T* C, int64_t ldc, void* scratch) {         \
-    if (threads > 0 && threads < parts) parts = threads; /* one slice per thread */         \
+    if (threads > 0 && threads < parts && parts % threads == 0) {                           \
+      /* one slice per thread: slice q is at most parts / threads slices of the           \
+       * `parts` cut (whole tiles), whose scratch needs add up to at least its own */      \
+      part_scratch *= (size_t)(parts / threads);                                            \
+      parts = threads;                                                                      \
+    }                                                                                       \
     if (!parallel_for || parts <= 1) {                                                      \
       NAME(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                         \
       return;                                                                               \

@@ -108,9 +108,10 @@ AOTC_RT_API void aotc_dgemm_part(int64_t part, int64_t parts, int64_t M, int64_t
  * parallel_for (an aotc_parallel_for_fn: the built-in pool's or an
  * application's), slice p with scratch + p * part_scratch; bit-identical to
  * aotc_sgemm, which it is when parallel_for is NULL or parts <= 1.  `threads`
- * is the pool's size when known (else 0): a pool of fewer threads than
- * `parts` gets one slice per thread, since each slice packs the operand it
- * does not cut again, and slices beyond one per thread only add that work. */
+ * is the pool's size when known (else 0): a pool whose thread count divides
+ * `parts` gets one slice per thread (in the scratch of parts / threads
+ * slices), since each slice packs the operand it does not cut again, and
+ * slices beyond one per thread only add that work. */
 AOTC_RT_API void aotc_sgemm_threads(void (*parallel_for)(void*, int64_t, void (*)(void*, int64_t, int64_t), void*),
                                     void* user, int threads, int64_t parts, size_t part_scratch, int64_t M, int64_t N,
                                     int64_t K, const float* A, int64_t a_rs, int64_t a_cs, const float* B,

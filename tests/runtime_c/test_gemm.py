@@ -319,6 +319,31 @@ def test_each_slice_runs_in_the_planned_part_scratch(gemm_rt, mnkp):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("mnkp", [(128, 256, 1024, 4), (49, 2048, 512, 4), (784, 128, 96, 4), (37, 129, 300, 2),
+                                  (5, 700, 33, 4), (1, 1000, 40, 4), (130, 61, 77, 4)])
+def test_one_slice_per_thread_runs_in_the_scratch_of_the_slices_it_merges(gemm_rt, mnkp):
+    """aotc_sgemm_threads on a pool of T threads, T dividing `parts`, cuts T slices, each
+    given the scratch of parts / T planned slices: each stays within it."""
+    from aotc.runtime_c import gemm_part_scratch_bytes
+
+    m, n, k, parts = mnkp
+    rng = np.random.default_rng(4)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for used in (t for t in range(2, parts) if parts % t == 0) if parts > 2 else (1,):
+        need = gemm_part_scratch_bytes(m, n, k, parts, 4, a_rows=True) * (parts // used)
+        c = np.zeros((m, n), np.float32)
+        for q in range(used):
+            raw = np.full(need + 4096 + ALIGNMENT, 0xAB, np.uint8)
+            buf = raw[(-raw.ctypes.data) % ALIGNMENT:]
+            lib.aotc_sgemm_part(q, used, m, n, k, ffi.cast("float*", a.ctypes.data), k, 1,
+                                ffi.cast("float*", b.ctypes.data), n, 1, ffi.cast("float*", c.ctypes.data), n,
+                                ffi.cast("void*", buf.ctypes.data))
+            assert (buf[need:need + 4096] == 0xAB).all(), (used, q)
+        np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("n", [8, 16, 32])
 def test_b_of_one_aligned_panel_gives_the_bits_of_packed_b(gemm_rt, n):
     """A row-major B of exactly NR columns at an aligned address is used as its own packed
