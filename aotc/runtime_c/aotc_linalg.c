@@ -1,0 +1,421 @@
+/* aotc_linalg.c -- dense linear algebra of the LAPACK custom calls XLA:CPU runs (jaxlib's
+ * lapack_*_ffi targets) and of the cholesky and triangular-solve ops: LU with partial
+ * pivoting, Cholesky, triangular solve, Householder QR and its Q, Hermitian eigenvalues and
+ * singular values by Jacobi rotations.  Matrices are row-major (the logical matrix, whatever
+ * layout XLA gave the buffer); one call handles one matrix of a batch.  Every routine is
+ * written once (AOTC__LA_DEFINE) and instantiated for f32, f64, c64 and c128 (aotc_la_s,
+ * _d, _c, _z), with the scalar helpers of aotc_linalg.h.  Unblocked algorithms whose inner
+ * loops run along rows, so the O(n^3) work streams through memory.
+ */
+#ifndef AOTC_LINALG_H
+#include "aotc_linalg.h"
+#endif
+#include <string.h>
+
+#define AOTC__LA_DEFINE(P, T, R) \
+/* Copy n elements unless the kernel works in place. */                                                               \
+AOTC_INLINE void P##_copy(T* dst, const T* src, int64_t n) {                                                          \
+  if (dst != src && n > 0) memcpy(dst, src, (size_t)n * sizeof(T));                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* sqrt(x^2 + y^2 + z^2) without overflow (LAPACK's ?lapy3). */                                                       \
+AOTC_INLINE R P##_lapy3(R x, R y, R z) {                                                                              \
+  R ax = P##_fabs(x), ay = P##_fabs(y), az = P##_fabs(z);                                                             \
+  R w = ax > ay ? ax : ay;                                                                                            \
+  w = w > az ? w : az;                                                                                                \
+  if (w == (R)0) return ax + ay + az;                                                                                 \
+  ax /= w; ay /= w; az /= w;                                                                                          \
+  return w * P##_sqrt(ax * ax + ay * ay + az * az);                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* LU factorization with partial pivoting (?getrf), a m x n row-major: L (unit, below the                             \
+   diagonal) and U overwrite a; ipiv[j] is the 1-based row swapped with row j (the first row                          \
+   of largest |re|+|im| in column j); *info is the 1-based index of the first exactly zero                            \
+   pivot, or 0. */                                                                                                    \
+AOTC_RT_API void P##_getrf(int64_t m, int64_t n, const T* src, T* a, int32_t* ipiv, int32_t* info) {                  \
+  int64_t k = m < n ? m : n;                                                                                          \
+  P##_copy(a, src, m * n);                                                                                            \
+  *info = 0;                                                                                                          \
+  for (int64_t j = 0; j < k; ++j) {                                                                                   \
+    int64_t p = j;                                                                                                    \
+    R best = P##_abs1(a[j * n + j]);                                                                                  \
+    for (int64_t i = j + 1; i < m; ++i) {                                                                             \
+      R v = P##_abs1(a[i * n + j]);                                                                                   \
+      if (v > best) { best = v; p = i; }                                                                              \
+    }                                                                                                                 \
+    ipiv[j] = (int32_t)(p + 1);                                                                                       \
+    if (!P##_iszero(a[p * n + j])) {                                                                                  \
+      if (p != j) {                                                                                                   \
+        for (int64_t c = 0; c < n; ++c) {                                                                             \
+          T t = a[j * n + c];                                                                                         \
+          a[j * n + c] = a[p * n + c];                                                                                \
+          a[p * n + c] = t;                                                                                           \
+        }                                                                                                             \
+      }                                                                                                               \
+      T piv = a[j * n + j];                                                                                           \
+      if (P##_abs(piv) >= P##_sfmin()) {                                                                              \
+        T r = P##_div(P##_mk((R)1, (R)0), piv);                                                                       \
+        for (int64_t i = j + 1; i < m; ++i) a[i * n + j] = P##_mul(a[i * n + j], r);                                  \
+      } else {                                                                                                        \
+        for (int64_t i = j + 1; i < m; ++i) a[i * n + j] = P##_div(a[i * n + j], piv);                                \
+      }                                                                                                               \
+    } else if (*info == 0) {                                                                                          \
+      *info = (int32_t)(j + 1);                                                                                       \
+    }                                                                                                                 \
+    for (int64_t i = j + 1; i < m; ++i) {                                                                             \
+      T l = a[i * n + j];                                                                                             \
+      T* row = a + i * n;                                                                                             \
+      const T* top = a + j * n;                                                                                       \
+      for (int64_t c = j + 1; c < n; ++c) row[c] = P##_sub(row[c], P##_mul(l, top[c]));                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Cholesky factorization (?potrf) of the Hermitian n x n matrix in the `lower` (else upper)                          \
+   triangle: L with A = L L^H (else U with A = U^H U) overwrites that triangle; the other one                         \
+   is left as it was.  *info is the 1-based order of the first leading minor that is not                              \
+   positive definite (its diagonal entry then holds the non-positive value), or 0.  The upper                         \
+   case is the lower one on the transposed view. */                                                                   \
+AOTC_RT_API void P##_potrf(int lower, int64_t n, const T* src, T* a, int32_t* info) {                                 \
+  int64_t rs = lower ? n : 1, cs = lower ? 1 : n;                                                                     \
+  P##_copy(a, src, n * n);                                                                                            \
+  *info = 0;                                                                                                          \
+  for (int64_t j = 0; j < n; ++j) {                                                                                   \
+    R d = P##_re(a[j * rs + j * cs]);                                                                                 \
+    for (int64_t k = 0; k < j; ++k) d -= P##_abs2(a[j * rs + k * cs]);                                                \
+    if (!(d > (R)0)) {                                                                                                \
+      a[j * rs + j * cs] = P##_mk(d, (R)0);                                                                           \
+      *info = (int32_t)(j + 1);                                                                                       \
+      return;                                                                                                         \
+    }                                                                                                                 \
+    d = P##_sqrt(d);                                                                                                  \
+    a[j * rs + j * cs] = P##_mk(d, (R)0);                                                                             \
+    R r = (R)1 / d;                                                                                                   \
+    for (int64_t i = j + 1; i < n; ++i) {                                                                             \
+      T s = a[i * rs + j * cs];                                                                                       \
+      for (int64_t k = 0; k < j; ++k) s = P##_sub(s, P##_mul(a[i * rs + k * cs], P##_conj(a[j * rs + k * cs])));      \
+      a[i * rs + j * cs] = P##_rmul(s, r);                                                                            \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Triangular solve (?trsm with alpha 1): X overwrites b (m x n), solving op(A) X = B when                            \
+   `left` (A m x m) or X op(A) = B (A n x n); A is `lower` (else upper) triangular, its                               \
+   diagonal taken as ones when `unit`; op is trans 0: A, 1: A^T, 2: A^H.  As the reference                            \
+   ?trsm, a zero entry of the left-side right-hand side is skipped, not multiplied. */                                \
+AOTC_RT_API void P##_trsm(int left, int lower, int trans, int unit, int64_t m, int64_t n, const T* a,                 \
+                          const T* bsrc, T* b) {                                                                      \
+  int64_t k = left ? m : n;                                                                                           \
+  int64_t ars = trans ? 1 : k, acs = trans ? k : 1; /* op(A)(i, j) is a[i * ars + j * acs] */                         \
+  int low = trans ? !lower : lower;                 /* op(A) lower triangular */                                      \
+  int cj = trans == 2;                                                                                                \
+  P##_copy(b, bsrc, m * n);                                                                                           \
+  if (left) {                                                                                                         \
+    for (int64_t s = 0; s < m; ++s) {                                                                                 \
+      int64_t i = low ? s : m - 1 - s;                                                                                \
+      T* xi = b + i * n;                                                                                              \
+      for (int64_t t = 0; t < (low ? i : m - 1 - i); ++t) {                                                           \
+        int64_t q = low ? t : m - 1 - t; /* rows solved before row i, in the reference order */                       \
+        T aiq = a[i * ars + q * acs];                                                                                 \
+        if (cj) aiq = P##_conj(aiq);                                                                                  \
+        const T* xq = b + q * n;                                                                                      \
+        for (int64_t c = 0; c < n; ++c)                                                                               \
+          if (!P##_iszero(xq[c])) xi[c] = P##_sub(xi[c], P##_mul(xq[c], aiq));                                        \
+      }                                                                                                               \
+      if (!unit) {                                                                                                    \
+        T d = a[i * ars + i * acs];                                                                                   \
+        if (cj) d = P##_conj(d);                                                                                      \
+        for (int64_t c = 0; c < n; ++c)                                                                               \
+          if (!P##_iszero(xi[c])) xi[c] = P##_div(xi[c], d);                                                          \
+      }                                                                                                               \
+    }                                                                                                                 \
+    return;                                                                                                           \
+  }                                                                                                                   \
+  for (int64_t r = 0; r < m; ++r) {                                                                                   \
+    T* x = b + r * n;                                                                                                 \
+    for (int64_t s = 0; s < n; ++s) {                                                                                 \
+      int64_t j = low ? n - 1 - s : s; /* upper: columns ascending; lower: descending */                              \
+      T acc = x[j];                                                                                                   \
+      for (int64_t t = 0; t < s; ++t) {                                                                               \
+        int64_t q = low ? n - 1 - t : t;                                                                              \
+        T aqj = a[q * ars + j * acs];                                                                                 \
+        if (cj) aqj = P##_conj(aqj);                                                                                  \
+        if (!P##_iszero(aqj)) acc = P##_sub(acc, P##_mul(aqj, x[q]));                                                 \
+      }                                                                                                               \
+      if (!unit) {                                                                                                    \
+        T d = a[j * ars + j * acs];                                                                                   \
+        if (cj) d = P##_conj(d);                                                                                      \
+        acc = P##_mul(P##_div(P##_mk((R)1, (R)0), d), acc);                                                           \
+      }                                                                                                               \
+      x[j] = acc;                                                                                                     \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Apply I - t v v^H from the left to rows i.. of columns c0..n-1 of a (m x n), v being column                        \
+   i of a from row i down with v[0] = 1 (?larf); work holds n elements. */                                            \
+AOTC_INLINE void P##_larf_left(int64_t m, int64_t n, T* a, int64_t i, int64_t c0, T t, T* work) {                     \
+  if (P##_iszero(t) || c0 >= n) return;                                                                               \
+  for (int64_t c = c0; c < n; ++c) work[c] = a[i * n + c];                                                            \
+  for (int64_t r = i + 1; r < m; ++r) {                                                                               \
+    T vr = P##_conj(a[r * n + i]);                                                                                    \
+    const T* row = a + r * n;                                                                                         \
+    for (int64_t c = c0; c < n; ++c) work[c] = P##_add(work[c], P##_mul(vr, row[c]));                                 \
+  }                                                                                                                   \
+  for (int64_t c = c0; c < n; ++c) a[i * n + c] = P##_sub(a[i * n + c], P##_mul(t, work[c]));                         \
+  for (int64_t r = i + 1; r < m; ++r) {                                                                               \
+    T f = P##_mul(t, a[r * n + i]);                                                                                   \
+    T* row = a + r * n;                                                                                               \
+    for (int64_t c = c0; c < n; ++c) row[c] = P##_sub(row[c], P##_mul(f, work[c]));                                   \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Householder QR (?geqrf): R on and above the diagonal of a (m x n), the reflectors' vectors                         \
+   below it (v[0] = 1 implied) and their scales in tau (min(m, n)), with LAPACK's conventions                         \
+   (?larfg: beta = -sign(re alpha) |(alpha, x)|, tau = (beta - alpha) / beta). */                                     \
+AOTC_RT_API void P##_geqrf(int64_t m, int64_t n, const T* src, T* a, T* tau, T* work) {                               \
+  int64_t k = m < n ? m : n;                                                                                          \
+  P##_copy(a, src, m * n);                                                                                            \
+  for (int64_t i = 0; i < k; ++i) {                                                                                   \
+    T alpha = a[i * n + i];                                                                                           \
+    R amax = 0, ss = 0, xnorm = 0;                                                                                    \
+    for (int64_t r = i + 1; r < m; ++r) {                                                                             \
+      R v = P##_fabs(P##_re(a[r * n + i])), w = P##_fabs(P##_im(a[r * n + i]));                                       \
+      amax = v > amax ? v : amax;                                                                                     \
+      amax = w > amax ? w : amax;                                                                                     \
+    }                                                                                                                 \
+    if (amax > (R)0) {                                                                                                \
+      for (int64_t r = i + 1; r < m; ++r) ss += P##_abs2(P##_rmul(a[r * n + i], (R)1 / amax));                        \
+      xnorm = amax * P##_sqrt(ss);                                                                                    \
+    }                                                                                                                 \
+    R ar = P##_re(alpha), ai = P##_im(alpha);                                                                         \
+    if (xnorm == (R)0 && ai == (R)0) {                                                                                \
+      tau[i] = P##_mk((R)0, (R)0);                                                                                    \
+    } else {                                                                                                          \
+      R beta = P##_lapy3(ar, ai, xnorm);                                                                              \
+      beta = ar >= (R)0 ? -beta : beta;                                                                               \
+      tau[i] = P##_mk((beta - ar) / beta, -ai / beta);                                                                \
+      T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(beta, (R)0)));                                       \
+      for (int64_t r = i + 1; r < m; ++r) a[r * n + i] = P##_mul(a[r * n + i], scal);                                 \
+      a[i * n + i] = P##_mk(beta, (R)0);                                                                              \
+    }                                                                                                                 \
+    P##_larf_left(m, n, a, i, i + 1, P##_conj(tau[i]), work);                                                         \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* The first n columns of Q = H(0) ... H(k-1) from ?geqrf's reflectors (?orgqr): a is m x n                           \
+   with the vectors in its first k columns; Q overwrites it. */                                                       \
+AOTC_RT_API void P##_orgqr(int64_t m, int64_t n, int64_t k, const T* src, T* a, const T* tau, T* work) {              \
+  P##_copy(a, src, m * n);                                                                                            \
+  for (int64_t r = 0; r < m; ++r)                                                                                     \
+    for (int64_t c = k; c < n; ++c) a[r * n + c] = P##_mk(r == c ? (R)1 : (R)0, (R)0);                                \
+  for (int64_t i = k - 1; i >= 0; --i) {                                                                              \
+    if (i < n - 1) {                                                                                                  \
+      a[i * n + i] = P##_mk((R)1, (R)0);                                                                              \
+      P##_larf_left(m, n, a, i, i + 1, tau[i], work);                                                                 \
+    }                                                                                                                 \
+    T nt = P##_sub(P##_mk((R)0, (R)0), tau[i]);                                                                       \
+    for (int64_t r = i + 1; r < m; ++r) a[r * n + i] = P##_mul(a[r * n + i], nt);                                     \
+    a[i * n + i] = P##_sub(P##_mk((R)1, (R)0), tau[i]);                                                               \
+    for (int64_t r = 0; r < i; ++r) a[r * n + i] = P##_mk((R)0, (R)0);                                                \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Sort idx[0..n) by key, ascending (`up`) or descending, stably (insertion: n is small). */                          \
+AOTC_INLINE void P##_order(int64_t n, const R* key, int64_t* idx, int up) {                                           \
+  for (int64_t i = 0; i < n; ++i) idx[i] = i;                                                                         \
+  for (int64_t i = 1; i < n; ++i) {                                                                                   \
+    int64_t v = idx[i], j = i;                                                                                        \
+    while (j > 0 && (up ? key[idx[j - 1]] > key[v] : key[idx[j - 1]] < key[v])) {                                     \
+      idx[j] = idx[j - 1];                                                                                            \
+      --j;                                                                                                            \
+    }                                                                                                                 \
+    idx[j] = v;                                                                                                       \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Hermitian eigendecomposition (?syevd / ?heevd) by cyclic Jacobi rotations: eigenvalues                             \
+   ascending in w; with `vectors`, the unit eigenvectors as the columns of a (n x n).  The                            \
+   matrix is read from its `lower` (else upper) triangle.  work: 2 n^2 elements, iwork n.                             \
+   *info is 1 when 60 sweeps did not converge (a NaN input), else 0. */                                               \
+AOTC_RT_API void P##_syevd(int vectors, int lower, int64_t n, const T* src, T* a, R* w, int32_t* info,                \
+                           T* work, int64_t* iwork) {                                                                 \
+  T* h = work;                                                                                                        \
+  T* z = work + n * n; /* rows: the eigenvectors, transposed */                                                       \
+  for (int64_t i = 0; i < n; ++i)                                                                                     \
+    for (int64_t j = 0; j < n; ++j) {                                                                                 \
+      int mine = lower ? i >= j : i <= j;                                                                             \
+      h[i * n + j] = mine ? src[i * n + j] : P##_conj(src[j * n + i]);                                                \
+      if (i == j) h[i * n + j] = P##_mk(P##_re(src[i * n + i]), (R)0);                                                \
+      z[i * n + j] = P##_mk(i == j ? (R)1 : (R)0, (R)0);                                                              \
+    }                                                                                                                 \
+  *info = 1;                                                                                                          \
+  for (int sweep = 0; sweep < 60; ++sweep) {                                                                          \
+    int rotated = 0;                                                                                                  \
+    for (int64_t p = 0; p < n; ++p)                                                                                   \
+      for (int64_t q = p + 1; q < n; ++q) {                                                                           \
+        T apq = h[p * n + q];                                                                                         \
+        R g = P##_abs(apq);                                                                                           \
+        R app = P##_re(h[p * n + p]), aqq = P##_re(h[q * n + q]);                                                     \
+        if (!(g > P##_eps() * (R)0.25 * P##_sqrt(P##_fabs(app) * P##_fabs(aqq))) || g == (R)0) continue;              \
+        rotated = 1;                                                                                                  \
+        R theta = (aqq - app) / ((R)2 * g);                                                                           \
+        R tt = (R)1 / (P##_fabs(theta) + P##_sqrt((R)1 + theta * theta));                                             \
+        if (theta < (R)0) tt = -tt;                                                                                   \
+        R c = (R)1 / P##_sqrt((R)1 + tt * tt), s = tt * c;                                                            \
+        T e = P##_rmul(apq, (R)1 / g); /* apq = g e */                                                                \
+        T ce = P##_conj(e);                                                                                           \
+        for (int64_t r = 0; r < n; ++r) { /* columns: H J */                                                          \
+          T hp = h[r * n + p], hq = P##_mul(ce, h[r * n + q]);                                                        \
+          h[r * n + p] = P##_sub(P##_rmul(hp, c), P##_rmul(hq, s));                                                   \
+          h[r * n + q] = P##_add(P##_rmul(hp, s), P##_rmul(hq, c));                                                   \
+        }                                                                                                             \
+        for (int64_t r = 0; r < n; ++r) { /* rows: J^H (H J) */                                                       \
+          T hp = h[p * n + r], hq = P##_mul(e, h[q * n + r]);                                                         \
+          h[p * n + r] = P##_sub(P##_rmul(hp, c), P##_rmul(hq, s));                                                   \
+          h[q * n + r] = P##_add(P##_rmul(hp, s), P##_rmul(hq, c));                                                   \
+        }                                                                                                             \
+        h[p * n + p] = P##_mk(app - tt * g, (R)0);                                                                    \
+        h[q * n + q] = P##_mk(aqq + tt * g, (R)0);                                                                    \
+        h[p * n + q] = h[q * n + p] = P##_mk((R)0, (R)0);                                                             \
+        if (vectors)                                                                                                  \
+          for (int64_t r = 0; r < n; ++r) { /* Z := J^T Z */                                                          \
+            T zp = z[p * n + r], zq = P##_mul(ce, z[q * n + r]);                                                      \
+            z[p * n + r] = P##_sub(P##_rmul(zp, c), P##_rmul(zq, s));                                                 \
+            z[q * n + r] = P##_add(P##_rmul(zp, s), P##_rmul(zq, c));                                                 \
+          }                                                                                                           \
+      }                                                                                                               \
+    if (!rotated) { *info = 0; break; }                                                                               \
+  }                                                                                                                   \
+  for (int64_t i = 0; i < n; ++i) w[i] = P##_re(h[i * n + i]);                                                        \
+  P##_order(n, w, iwork, 1);                                                                                          \
+  for (int64_t i = 0; i < n; ++i) h[i] = P##_mk(w[iwork[i]], (R)0);                                                   \
+  for (int64_t i = 0; i < n; ++i) w[i] = P##_re(h[i]);                                                                \
+  if (!vectors) {                                                                                                     \
+    P##_copy(a, src, n * n);                                                                                          \
+    return;                                                                                                           \
+  }                                                                                                                   \
+  for (int64_t r = 0; r < n; ++r)                                                                                     \
+    for (int64_t c = 0; c < n; ++c) a[r * n + c] = z[iwork[c] * n + r];                                               \
+}                                                                                                                     \
+                                                                                                                      \
+/* Rows from..to-1 of y (each of length q) become unit vectors orthogonal to rows 0..to-1:                            \
+   each the unit vector e_k whose part orthogonal to the rows before it is largest, made                              \
+   orthogonal by Gram-Schmidt twice. */                                                                               \
+AOTC_INLINE void P##_complete(T* y, int64_t from, int64_t to, int64_t q) {                                            \
+  for (int64_t j = from; j < to; ++j) {                                                                               \
+    T* v = y + j * q;                                                                                                 \
+    R bestn = (R)-1;                                                                                                  \
+    int64_t best = 0;                                                                                                 \
+    for (int64_t e = 0; e < q; ++e) { /* |e_k - sum <e_k, y_i> y_i|^2 = 1 - sum |y_i[k]|^2 */                         \
+      R left = (R)1;                                                                                                  \
+      for (int64_t i = 0; i < j; ++i) left -= P##_abs2(y[i * q + e]);                                                 \
+      if (left > bestn) { bestn = left; best = e; }                                                                   \
+    }                                                                                                                 \
+    for (int64_t c = 0; c < q; ++c) v[c] = P##_mk(c == best ? (R)1 : (R)0, (R)0);                                     \
+    for (int pass = 0; pass < 2; ++pass)                                                                              \
+      for (int64_t i = 0; i < j; ++i) {                                                                               \
+        T d = P##_mk((R)0, (R)0); /* <v, y_i> */                                                                      \
+        for (int64_t c = 0; c < q; ++c) d = P##_add(d, P##_mul(v[c], P##_conj(y[i * q + c])));                        \
+        for (int64_t c = 0; c < q; ++c) v[c] = P##_sub(v[c], P##_mul(d, y[i * q + c]));                               \
+      }                                                                                                               \
+    R nn = 0;                                                                                                         \
+    for (int64_t c = 0; c < q; ++c) nn += P##_abs2(v[c]);                                                             \
+    nn = (R)1 / P##_sqrt(nn);                                                                                         \
+    for (int64_t c = 0; c < q; ++c) v[c] = P##_rmul(v[c], nn);                                                        \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Singular value decomposition (?gesdd) A = U S V^H of a (m x n) by one-sided Jacobi                                 \
+   rotations of the rows of A (m <= n) or of A^H: s descending (min(m, n)); mode 0: values                            \
+   only, 1: U m x k and VT k x n (k = min(m, n)), 2: U m x m and VT n x n.  Singular vectors of                       \
+   zero singular values, and the rest of a full basis, are completed by Gram-Schmidt.                                 \
+   work: p q + p p + q q elements (p = min, q = max(m, n)), iwork p. */                                               \
+AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R* s, T* u, T* vt,                     \
+                           int32_t* info, T* work, int64_t* iwork) {                                                  \
+  int64_t p = m < n ? m : n, q = m < n ? n : m;                                                                       \
+  T* wm = work;         /* p x q: A, or A^H when m > n */                                                             \
+  T* g = wm + p * q;    /* p x p: the rotations applied to wm's rows */                                               \
+  T* y = g + p * p;     /* q x q: the unit rows of wm, completed */                                                   \
+  for (int64_t i = 0; i < p; ++i)                                                                                     \
+    for (int64_t j = 0; j < q; ++j) wm[i * q + j] = m <= n ? src[i * n + j] : P##_conj(src[j * n + i]);               \
+  for (int64_t i = 0; i < p; ++i)                                                                                     \
+    for (int64_t j = 0; j < p; ++j) g[i * p + j] = P##_mk(i == j ? (R)1 : (R)0, (R)0);                                \
+  R tol = P##_eps() * P##_sqrt((R)q);                                                                                 \
+  *info = 1;                                                                                                          \
+  for (int sweep = 0; sweep < 60; ++sweep) {                                                                          \
+    int rotated = 0;                                                                                                  \
+    for (int64_t i = 0; i < p; ++i)                                                                                   \
+      for (int64_t j = i + 1; j < p; ++j) {                                                                           \
+        T* wi = wm + i * q;                                                                                           \
+        T* wj = wm + j * q;                                                                                           \
+        R al = 0, be = 0;                                                                                             \
+        T ga = P##_mk((R)0, (R)0);                                                                                    \
+        for (int64_t c = 0; c < q; ++c) {                                                                             \
+          al += P##_abs2(wi[c]);                                                                                      \
+          be += P##_abs2(wj[c]);                                                                                      \
+          ga = P##_add(ga, P##_mul(wi[c], P##_conj(wj[c])));                                                          \
+        }                                                                                                             \
+        R gg = P##_abs(ga);                                                                                           \
+        if (!(gg > tol * P##_sqrt(al) * P##_sqrt(be)) || gg == (R)0) continue;                                        \
+        rotated = 1;                                                                                                  \
+        R zeta = (be - al) / ((R)2 * gg);                                                                             \
+        R tt = (R)1 / (P##_fabs(zeta) + P##_sqrt((R)1 + zeta * zeta));                                                \
+        if (zeta < (R)0) tt = -tt;                                                                                    \
+        R c = (R)1 / P##_sqrt((R)1 + tt * tt), sn = tt * c;                                                           \
+        T e = P##_rmul(ga, (R)1 / gg);                                                                                \
+        for (int64_t k = 0; k < q; ++k) {                                                                             \
+          T xi = wi[k], xj = P##_mul(e, wj[k]);                                                                       \
+          wi[k] = P##_sub(P##_rmul(xi, c), P##_rmul(xj, sn));                                                         \
+          wj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, c));                                                         \
+        }                                                                                                             \
+        T* gi = g + i * p;                                                                                            \
+        T* gj = g + j * p;                                                                                            \
+        for (int64_t k = 0; k < p; ++k) {                                                                             \
+          T xi = gi[k], xj = P##_mul(e, gj[k]);                                                                       \
+          gi[k] = P##_sub(P##_rmul(xi, c), P##_rmul(xj, sn));                                                         \
+          gj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, c));                                                         \
+        }                                                                                                             \
+      }                                                                                                               \
+    if (!rotated) { *info = 0; break; }                                                                               \
+  }                                                                                                                   \
+  R smax = 0;                                                                                                         \
+  for (int64_t i = 0; i < p; ++i) {                                                                                   \
+    R amax = 0, ss = 0;                                                                                               \
+    for (int64_t c = 0; c < q; ++c) {                                                                                 \
+      R v = P##_abs(wm[i * q + c]);                                                                                   \
+      amax = v > amax ? v : amax;                                                                                     \
+    }                                                                                                                 \
+    if (amax > (R)0)                                                                                                  \
+      for (int64_t c = 0; c < q; ++c) ss += P##_abs2(P##_rmul(wm[i * q + c], (R)1 / amax));                           \
+    s[i] = amax * P##_sqrt(ss);                                                                                       \
+    smax = s[i] > smax ? s[i] : smax;                                                                                 \
+  }                                                                                                                   \
+  P##_order(p, s, iwork, 0);                                                                                          \
+  for (int64_t i = 0; i < p; ++i) y[i] = P##_mk(s[iwork[i]], (R)0);                                                   \
+  for (int64_t i = 0; i < p; ++i) s[i] = P##_re(y[i]);                                                                \
+  P##_copy(a, src, m * n);                                                                                            \
+  if (mode == 0) return;                                                                                              \
+  int64_t cnt = mode == 2 ? q : p, good = 0;                                                                          \
+  R floor = smax * P##_eps() * (R)q;                                                                                  \
+  for (int64_t i = 0; i < p && s[i] > floor; ++i, ++good) {                                                           \
+    R r = (R)1 / s[i];                                                                                                \
+    for (int64_t c = 0; c < q; ++c) y[i * q + c] = P##_rmul(wm[iwork[i] * q + c], r);                                 \
+  }                                                                                                                   \
+  P##_complete(y, good, cnt, q);                                                                                      \
+  if (m <= n) { /* U = G^H, VT = Y */                                                                                 \
+    for (int64_t r = 0; r < m; ++r)                                                                                   \
+      for (int64_t c = 0; c < m; ++c) u[r * m + c] = P##_conj(g[iwork[c] * p + r]);                                   \
+    P##_copy(vt, y, cnt * n);                                                                                         \
+  } else { /* U = Y^H, VT = G */                                                                                      \
+    for (int64_t r = 0; r < m; ++r)                                                                                   \
+      for (int64_t c = 0; c < cnt; ++c) u[r * cnt + c] = P##_conj(y[c * q + r]);                                      \
+    for (int64_t r = 0; r < n; ++r)                                                                                   \
+      for (int64_t c = 0; c < n; ++c) vt[r * n + c] = g[iwork[r] * p + c];                                            \
+  }                                                                                                                   \
+}                                                                                                                     
+
+AOTC__LA_DEFINE(aotc_la_s, float, float)
+AOTC__LA_DEFINE(aotc_la_d, double, double)
+AOTC__LA_DEFINE(aotc_la_c, aotc_c64, float)
+AOTC__LA_DEFINE(aotc_la_z, aotc_c128, double)
