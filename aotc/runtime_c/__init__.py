@@ -32,12 +32,15 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_pool.c",  # thread pool implementation
     "aotc_fft.h",  # FFT declarations (optional part "fft")
     "aotc_fft.c",  # mixed-radix Stockham and Bluestein FFTs (optional part "fft")
+    "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
+    "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
 )
 
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
 # such function's name starts with the part's prefix); the rest of the runtime is always there.
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
+    "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c")),
 }
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES

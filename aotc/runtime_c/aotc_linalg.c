@@ -99,6 +99,18 @@ AOTC_RT_API void P##_potrf(int lower, int64_t n, const T* src, T* a, int32_t* in
   }                                                                                                                   \
 }                                                                                                                     \
                                                                                                                       \
+/* The cholesky HLO op as XLA:CPU computes it: the factor with the other triangle zero, or                            \
+   every element NaN when the matrix is not positive definite. */                                                     \
+AOTC_RT_API void P##_cholesky(int lower, int64_t n, const T* src, T* a) {                                             \
+  int32_t info = 0;                                                                                                   \
+  P##_potrf(lower, n, src, a, &info);                                                                                 \
+  for (int64_t i = 0; i < n; ++i)                                                                                     \
+    for (int64_t j = 0; j < n; ++j) {                                                                                 \
+      if (info != 0) a[i * n + j] = P##_mk((R)NAN, (R)NAN);                                                           \
+      else if (lower ? j > i : j < i) a[i * n + j] = P##_mk((R)0, (R)0);                                              \
+    }                                                                                                                 \
+}                                                                                                                     \
+                                                                                                                      \
 /* Triangular solve (?trsm with alpha 1): X overwrites b (m x n), solving op(A) X = B when                            \
    `left` (A m x m) or X op(A) = B (A n x n); A is `lower` (else upper) triangular, its                               \
    diagonal taken as ones when `unit`; op is trans 0: A, 1: A^T, 2: A^H.  As the reference                            \

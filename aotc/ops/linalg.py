@@ -1,0 +1,436 @@
+"""Dense linear algebra: the LAPACK custom calls JAX emits on CPU (`lapack_?getrf_ffi`,
+`?potrf`, `?trsm`, `?geqrf`, `?orgqr`/`?ungqr`, `?syevd`/`?heevd`, `?gesdd`) and the HLO ops
+`cholesky` and `triangular-solve`. Each rule checks shapes, options and layouts
+(linalg_attrs.py), then builds a kernel that calls one runtime routine of
+runtime_c/aotc_linalg.c per matrix of the batch, on row-major logical matrices. Other
+LAPACK targets (geev, gees, ...) stay unknown targets, refused by custom_call.py.
+"""
+from __future__ import annotations
+
+from math import prod
+
+from ..errors import located
+from ..hlo.dtypes import DTYPES
+from ..hlo.ir import Instruction
+from ..hlo.shape import ArrayShape, Shape, ShapeError, TupleShape
+from ..kernel import ir as K
+from .linalg_attrs import LETTER_OF, LETTERS, check_layouts, letters, options, target_letter
+from .rule import OpRule
+
+RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
+
+S32 = DTYPES["s32"]
+U8 = DTYPES["u8"]
+
+_UPLO = letters("L", "U")
+_TRSM = {"side": letters("L", "R"), "uplo": _UPLO, "trans_x": letters("N", "T", "C"), "diag": letters("N", "U")}
+_EIGH = {"mode": letters("V", "N"), "uplo": _UPLO}
+_SVD = {"mode": letters("A", "S", "N")}
+
+
+def _matrix(s: Shape, what: str, letter: str | None = None) -> ArrayShape:
+    if not isinstance(s, ArrayShape) or s.rank < 2:
+        raise ShapeError(f"{what} must be an array of rank >= 2 (a batch of matrices), got {s}")
+    if s.dtype.name not in LETTER_OF:
+        raise ShapeError(f"{what} has element type {s.dtype.name}; aotc's linear algebra takes f32, f64, c64, c128")
+    if letter is not None and LETTERS[letter][0] != s.dtype:
+        raise ShapeError(f"{what} is {s.dtype.name}, but the target's type letter {letter!r} means "
+                         f"{LETTERS[letter][0].name}")
+    return s
+
+
+def _expect(instr: Instruction, got: tuple[ArrayShape, ...], want: tuple[ArrayShape, ...]) -> Shape:
+    """The declared result must be `want` (ignoring layouts); returns it without layouts."""
+    if len(got) != len(want) or any(not g.same_logical(w) for g, w in zip(got, want)):
+        shown = ", ".join(w.text(False) for w in want)
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} must return ({shown}), "
+                         f"declared {instr.shape}")
+    return want[0] if not isinstance(instr.shape, TupleShape) else TupleShape(want)
+
+
+def _results(instr: Instruction) -> tuple[ArrayShape, ...]:
+    s = instr.shape
+    elems = s.elements if isinstance(s, TupleShape) else (s,)
+    if any(not isinstance(e, ArrayShape) for e in elems):
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} returns a nested tuple")
+    return tuple(elems)
+
+
+def _arr(dt, dims) -> ArrayShape:
+    return ArrayShape(dt, tuple(dims))
+
+
+# ------------------------------------------------------------------ kernels
+
+
+def _batch(kb, nb: int) -> K.Expr:
+    """A loop over the batch (or nothing for one matrix); its index."""
+    return kb.loop(kb.fresh("mat"), nb) if nb > 1 else K.Const(0)
+
+
+def _at(buf: K.Buf, b: K.Expr, per: int) -> K.Ptr:
+    return K.Ptr(buf, b * per if per else K.Const(0))
+
+
+def _scratch(kb, parts: list[tuple[str, object, int]]) -> list[K.Expr]:
+    """Carve 64-byte-aligned scratch arrays [(name, dtype, count)]; their pointers."""
+    ptrs, off = [], 0
+    for name, dt, count in parts:
+        v = K.Var(kb.fresh(name), None)
+        ptrs.append((v, off, dt))
+        off += -(-max(1, count) * dt.nbytes // 64) * 64
+    kb.need_scratch(off)
+    out = []
+    for v, o, dt in ptrs:
+        kb.emit(K.Let(v, K.Ptr(kb.scratch, K.Const(o), elem=dt, byte_view=True)))
+        out.append(v)
+    return out
+
+
+def _fn(letter: str, name: str) -> str:
+    return f"aotc_la_{letter}_{name}"
+
+
+def _close(kb, nb: int) -> None:
+    if nb > 1:
+        kb.close()
+
+
+# ------------------------------------------------------------------ getrf
+
+
+def _getrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "getrf")
+    options(instr, {})
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "getrf operand", t)
+    check_layouts(instr, shapes)
+    *b, m, n = a.dims
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(S32, (*b, min(m, n))), _arr(S32, b)))
+
+
+def _getrf_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    *bd, m, n = a.dims
+    nb, k = prod(bd), min(m, n)
+    if a.size == 0 and nb == 0:
+        return
+    lu, piv, info = outs
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "getrf"),
+                       (K.Const(m), K.Const(n), _at(src, b, m * n), _at(lu, b, m * n), _at(piv, b, k), _at(info, b, 1)),
+                       max(1, m * n * k // 3)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}getrf_ffi", shape=_getrf_shape, kernel=_getrf_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ potrf
+
+
+def _potrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "potrf")
+    options(instr, {"uplo": _UPLO})
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "potrf operand", t)
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"potrf needs square matrices, got {a.text(False)}")
+    check_layouts(instr, shapes)
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(S32, a.dims[:-2])))
+
+
+def _potrf_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    lower = options(instr, {"uplo": _UPLO})["uplo"] == "L"
+    *bd, n, _ = a.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "potrf"),
+                       (K.Const(int(lower)), K.Const(n), _at(src, b, n * n), _at(outs[0], b, n * n), _at(outs[1], b, 1)),
+                       max(1, n * n * n // 6)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}potrf_ffi", shape=_potrf_shape, kernel=_potrf_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ trsm
+
+
+def _trsm_check(what: str, a: ArrayShape, b: ArrayShape, left: bool) -> None:
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"{what}: the triangular matrix must be square, got {a.text(False)}")
+    if a.dtype != b.dtype:
+        raise ShapeError(f"{what}: operand types differ ({a.dtype.name}, {b.dtype.name})")
+    if a.dims[:-2] != b.dims[:-2]:
+        raise ShapeError(f"{what}: batch dimensions differ ({a.text(False)}, {b.text(False)})")
+    k = b.dims[-2] if left else b.dims[-1]
+    if a.dims[-1] != k:
+        raise ShapeError(f"{what}: a {a.text(False)} does not fit b {b.text(False)} "
+                         f"on the {'left' if left else 'right'}")
+
+
+def _trsm_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "trsm")
+    opts = options(instr, _TRSM)
+    if len(shapes) != 2:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes two operands (a, b); "
+                         f"aotc does not support the form with alpha")
+    a = _matrix(shapes[0], "trsm operand 0", t)
+    b = _matrix(shapes[1], "trsm operand 1", t)
+    _trsm_check(f"custom-call {instr.attr('custom_call_target')}", a, b, opts["side"] == "L")
+    check_layouts(instr, shapes)
+    return _expect(instr, _results(instr), (_arr(b.dtype, b.dims),))
+
+
+def _emit_trsm(kb, a: ArrayShape, bsh: ArrayShape, abuf: K.Buf, bbuf: K.Buf, out: K.Buf, left: bool, lower: bool,
+               trans: int, unit: bool) -> None:
+    *bd, m, n = bsh.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    k = m if left else n
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "trsm"),
+                       (K.Const(int(left)), K.Const(int(lower)), K.Const(trans), K.Const(int(unit)), K.Const(m),
+                        K.Const(n), _at(abuf, b, k * k), _at(bbuf, b, m * n), _at(out, b, m * n)),
+                       max(1, m * n * k // 2)))
+    _close(kb, nb)
+
+
+def _trsm_kernel(kb, instr: Instruction, outs) -> None:
+    a, b = (kb.producers[o].array_shape for o in instr.operands)
+    o = options(instr, _TRSM)
+    _emit_trsm(kb, a, b, kb.buffers[instr.operands[0]], kb.buffers[instr.operands[1]], outs[0], o["side"] == "L",
+               o["uplo"] == "L", "NTC".index(o["trans_x"]), o["diag"] == "U")
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}trsm_ffi", shape=_trsm_shape, kernel=_trsm_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ geqrf, orgqr / ungqr
+
+
+def _geqrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "geqrf")
+    options(instr, {})
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "geqrf operand", t)
+    check_layouts(instr, shapes)
+    *b, m, n = a.dims
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(a.dtype, (*b, min(m, n)))))
+
+
+def _geqrf_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    *bd, m, n = a.dims
+    nb, k = prod(bd), min(m, n)
+    if nb == 0:
+        return
+    (work,) = _scratch(kb, [("work", a.dtype, n)])
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "geqrf"),
+                       (K.Const(m), K.Const(n), _at(src, b, m * n), _at(outs[0], b, m * n), _at(outs[1], b, k), work),
+                       max(1, 2 * m * n * k)))
+    _close(kb, nb)
+
+
+def _orgqr_letter(instr: Instruction) -> str:
+    name = instr.attr("custom_call_target") or ""
+    return target_letter(instr, "ungqr" if name[7:12] in ("cungq", "zungq") else "orgqr")
+
+
+def _orgqr_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = _orgqr_letter(instr)
+    options(instr, {})
+    if len(shapes) != 2:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes two operands (a, tau)")
+    a = _matrix(shapes[0], "orgqr operand 0", t)
+    tau = shapes[1]
+    *b, m, n = a.dims
+    if not isinstance(tau, ArrayShape) or tau.dtype != a.dtype or tau.dims[:-1] != tuple(b) or tau.rank != a.rank - 1 \
+            or tau.dims[-1] > n or n > m:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')}: tau {tau} does not fit a {a.text(False)} "
+                         "(needs the same batch, k <= n <= m)")
+    check_layouts(instr, shapes)
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims),))
+
+
+def _orgqr_kernel(kb, instr: Instruction, outs) -> None:
+    a, tau = (kb.producers[o].array_shape for o in instr.operands)
+    *bd, m, n = a.dims
+    nb, k = prod(bd), tau.dims[-1]
+    if nb == 0:
+        return
+    (work,) = _scratch(kb, [("work", a.dtype, n)])
+    src, tb = kb.buffers[instr.operands[0]], kb.buffers[instr.operands[1]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "orgqr"),
+                       (K.Const(m), K.Const(n), K.Const(k), _at(src, b, m * n), _at(outs[0], b, m * n), _at(tb, b, k),
+                        work), max(1, 2 * m * n * k)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}geqrf_ffi", shape=_geqrf_shape, kernel=_geqrf_kernel,
+                        buffered_operands=True))
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}{'ung' if _t in 'cz' else 'org'}qr_ffi",
+                        shape=_orgqr_shape, kernel=_orgqr_kernel, buffered_operands=True))
+
+# ------------------------------------------------------------------ syevd / heevd
+
+
+def _eigh_letter(instr: Instruction) -> str:
+    name = instr.attr("custom_call_target") or ""
+    return target_letter(instr, "heevd" if name[7:10] in ("che", "zhe") else "syevd")
+
+
+def _eigh_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = _eigh_letter(instr)
+    options(instr, _EIGH)
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "eigh operand", t)
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"eigh needs square matrices, got {a.text(False)}")
+    check_layouts(instr, shapes)
+    real = LETTERS[t][1]
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(real, a.dims[:-1]), _arr(S32, a.dims[:-2])))
+
+
+def _eigh_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    o = options(instr, _EIGH)
+    *bd, n, _ = a.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    work, iwork = _scratch(kb, [("work", a.dtype, 2 * n * n), ("iwork", DTYPES["s64"], n)])
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "syevd"),
+                       (K.Const(int(o["mode"] == "V")), K.Const(int(o["uplo"] == "L")), K.Const(n), _at(src, b, n * n),
+                        _at(outs[0], b, n * n), _at(outs[1], b, n), _at(outs[2], b, 1), work, iwork),
+                       max(1, 16 * n * n * n)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}{'he' if _t in 'cz' else 'sy'}evd_ffi", shape=_eigh_shape,
+                        kernel=_eigh_kernel, buffered_operands=True))
+
+# ------------------------------------------------------------------ gesdd
+
+
+def _svd_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "gesdd")
+    mode = options(instr, _SVD)["mode"]
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "gesdd operand", t)
+    check_layouts(instr, shapes)
+    *b, m, n = a.dims
+    p = min(m, n)
+    ku, kv = (p, p) if mode == "S" else (m, n)
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(LETTERS[t][1], (*b, p)),
+                                            _arr(a.dtype, (*b, m, ku)), _arr(a.dtype, (*b, kv, n)), _arr(S32, b)))
+
+
+def _svd_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    mode = options(instr, _SVD)["mode"]
+    *bd, m, n = a.dims
+    nb, p, q = prod(bd), min(m, n), max(m, n)
+    if nb == 0:
+        return
+    _, _, u, vt, _ = outs
+    if mode == "N":  # LAPACK leaves U and VT alone: aotc gives zeros
+        for buf, shape in ((u, instr.shape.elements[2]), (vt, instr.shape.elements[3])):
+            if shape.size:
+                kb.emit(K.CallStmt("memset", (K.Ptr(buf), K.Const(0), K.Const(shape.size * shape.dtype.nbytes))))
+    ku = instr.shape.elements[2].dims[-1]
+    kv = instr.shape.elements[3].dims[-2]
+    work, iwork = _scratch(kb, [("work", a.dtype, p * q + p * p + q * q), ("iwork", DTYPES["s64"], p)])
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "gesdd"),
+                       (K.Const("NSA".index(mode)), K.Const(m), K.Const(n), _at(src, b, m * n), _at(outs[0], b, m * n),
+                        _at(outs[1], b, p), _at(u, b, m * ku), _at(vt, b, kv * n), _at(outs[4], b, 1), work, iwork),
+                       max(1, 24 * p * p * q)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}gesdd_ffi", shape=_svd_shape, kernel=_svd_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ HLO ops: cholesky, triangular-solve
+
+
+def _hlo_matrix(instr: Instruction, shapes: list[Shape], count: int) -> list[ArrayShape]:
+    if len(shapes) != count:
+        raise ShapeError(f"{instr.opcode} takes {count} operand{'s' if count > 1 else ''}")
+    return [_matrix(s, f"{instr.opcode} operand {k}") for k, s in enumerate(shapes)]
+
+
+def _cholesky_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    (a,) = _hlo_matrix(instr, shapes, 1)
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"cholesky needs square matrices, got {a.text(False)}")
+    if not isinstance(instr.attr("lower", False), bool):
+        raise ShapeError("cholesky's lower must be true or false")
+    return a.with_layout(None)
+
+
+def _cholesky_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    *bd, n, _ = a.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "cholesky"),
+                       (K.Const(int(bool(instr.attr("lower", False)))), K.Const(n),
+                        _at(kb.buffers[instr.operands[0]], b, n * n), _at(outs[0], b, n * n)), max(1, n * n * n // 6)))
+    _close(kb, nb)
+
+
+RULES.append(OpRule("cholesky", shape=_cholesky_shape, kernel=_cholesky_kernel, buffered_operands=True))
+
+_TRANSPOSE = {"NO_TRANSPOSE": 0, "TRANSPOSE": 1, "ADJOINT": 2}
+
+
+def _tri_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    a, b = _hlo_matrix(instr, shapes, 2)
+    for key in ("left_side", "lower", "unit_diagonal"):
+        if not isinstance(instr.attr(key, False), bool):
+            raise ShapeError(f"triangular-solve's {key} must be true or false")
+    if instr.attr("transpose_a", "NO_TRANSPOSE") not in _TRANSPOSE:
+        raise ShapeError(f"triangular-solve's transpose_a {instr.attr('transpose_a')!r} is not one of "
+                         f"{', '.join(_TRANSPOSE)}")
+    _trsm_check("triangular-solve", a, b, bool(instr.attr("left_side", False)))
+    return b.with_layout(None)
+
+
+def _tri_kernel(kb, instr: Instruction, outs) -> None:
+    a, b = (kb.producers[o].array_shape for o in instr.operands)
+    if instr.attr("transpose_a", "NO_TRANSPOSE") not in _TRANSPOSE:
+        raise located(f"triangular-solve {instr.name}: unknown transpose_a", instr.loc)
+    _emit_trsm(kb, a, b, kb.buffers[instr.operands[0]], kb.buffers[instr.operands[1]], outs[0],
+               bool(instr.attr("left_side", False)), bool(instr.attr("lower", False)),
+               _TRANSPOSE[instr.attr("transpose_a", "NO_TRANSPOSE")], bool(instr.attr("unit_diagonal", False)))
+
+
+RULES.append(OpRule("triangular-solve", shape=_tri_shape, kernel=_tri_kernel, buffered_operands=True))
