@@ -317,13 +317,15 @@ def _eigh_kernel(kb, instr: Instruction, outs) -> None:
     nb = prod(bd)
     if nb == 0:
         return
-    work, iwork = _scratch(kb, [("work", a.dtype, 2 * n * n), ("iwork", DTYPES["s64"], n)])
+    real = LETTERS[LETTER_OF[a.dtype.name]][1]
+    work, rwork, iwork = _scratch(kb, [("work", a.dtype, 2 * n * n + 2 * n), ("rwork", real, n),
+                                       ("iwork", DTYPES["s64"], n)])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "syevd"),
                        (K.Const(int(o["mode"] == "V")), K.Const(int(o["uplo"] == "L")), K.Const(n), _at(src, b, n * n),
-                        _at(outs[0], b, n * n), _at(outs[1], b, n), _at(outs[2], b, 1), work, iwork),
-                       max(1, 16 * n * n * n)))
+                        _at(outs[0], b, n * n), _at(outs[1], b, n), _at(outs[2], b, 1), work, rwork, iwork),
+                       max(1, 8 * n * n * n)))
     _close(kb, nb)
 
 

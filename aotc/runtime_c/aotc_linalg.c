@@ -246,63 +246,161 @@ AOTC_INLINE void P##_order(int64_t n, const R* key, int64_t* idx, int up) {     
   }                                                                                                                   \
 }                                                                                                                     \
                                                                                                                       \
-/* Hermitian eigendecomposition (?syevd / ?heevd) by cyclic Jacobi rotations: eigenvalues                             \
-   ascending in w; with `vectors`, the unit eigenvectors as the columns of a (n x n).  The                            \
-   matrix is read from its `lower` (else upper) triangle.  work: 2 n^2 elements, iwork n.                             \
-   *info is 1 when 60 sweeps did not converge (a NaN input), else 0. */                                               \
+/* Householder vector of ?larfg for x = (alpha, rest) with rest at x[stride], ... (len - 1                            \
+   entries): rest := v[1..] in place, *beta the new alpha, returns tau. */                                            \
+AOTC_INLINE T P##_larfg(int64_t len, T alpha, T* x, int64_t stride, R* beta) {                                        \
+  R amax = 0, ss = 0, xnorm = 0;                                                                                      \
+  for (int64_t r = 1; r < len; ++r) {                                                                                 \
+    R v = P##_fabs(P##_re(x[r * stride])), u = P##_fabs(P##_im(x[r * stride]));                                       \
+    amax = v > amax ? v : amax;                                                                                       \
+    amax = u > amax ? u : amax;                                                                                       \
+  }                                                                                                                   \
+  if (amax > (R)0) {                                                                                                  \
+    for (int64_t r = 1; r < len; ++r) ss += P##_abs2(P##_rmul(x[r * stride], (R)1 / amax));                           \
+    xnorm = amax * P##_sqrt(ss);                                                                                      \
+  }                                                                                                                   \
+  R ar = P##_re(alpha), ai = P##_im(alpha);                                                                           \
+  if (xnorm == (R)0 && ai == (R)0) {                                                                                  \
+    *beta = ar;                                                                                                       \
+    return P##_mk((R)0, (R)0);                                                                                        \
+  }                                                                                                                   \
+  R b = P##_lapy3(ar, ai, xnorm);                                                                                     \
+  b = ar >= (R)0 ? -b : b;                                                                                            \
+  T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(b, (R)0)));                                              \
+  for (int64_t r = 1; r < len; ++r) x[r * stride] = P##_mul(x[r * stride], scal);                                     \
+  *beta = b;                                                                                                          \
+  return P##_mk((b - ar) / b, -ai / b);                                                                               \
+}                                                                                                                     \
+                                                                                                                      \
+/* Hermitian eigendecomposition (?syevd / ?heevd): Householder reduction to a real                                    \
+   tridiagonal matrix (?hetd2), then implicit QL iterations with Wilkinson's shift (the                               \
+   EISPACK tql2 scheme); eigenvalues ascending in w; with `vectors`, the unit eigenvectors as                         \
+   the columns of a (n x n).  The matrix is read from its `lower` (else upper) triangle.                              \
+   work: 2 n^2 + 2 n elements, e n reals, iwork n.  *info is 1 when the iteration did not                             \
+   converge (a NaN input), else 0. */                                                                                 \
 AOTC_RT_API void P##_syevd(int vectors, int lower, int64_t n, const T* src, T* a, R* w, int32_t* info,                \
-                           T* work, int64_t* iwork) {                                                                 \
-  T* h = work;                                                                                                        \
-  T* z = work + n * n; /* rows: the eigenvectors, transposed */                                                       \
+                           T* work, R* e, int64_t* iwork) {                                                           \
+  T* h = work;          /* n x n: the matrix; reflectors below the subdiagonal */                                     \
+  T* z = work + n * n;  /* n x n: rows are the eigenvectors (transposed) */                                           \
+  T* tau = z + n * n;   /* n */                                                                                       \
+  T* p = tau + n;       /* n */                                                                                       \
+  R* d = w;                                                                                                           \
   for (int64_t i = 0; i < n; ++i)                                                                                     \
     for (int64_t j = 0; j < n; ++j) {                                                                                 \
       int mine = lower ? i >= j : i <= j;                                                                             \
       h[i * n + j] = mine ? src[i * n + j] : P##_conj(src[j * n + i]);                                                \
       if (i == j) h[i * n + j] = P##_mk(P##_re(src[i * n + i]), (R)0);                                                \
-      z[i * n + j] = P##_mk(i == j ? (R)1 : (R)0, (R)0);                                                              \
     }                                                                                                                 \
-  *info = 1;                                                                                                          \
-  for (int sweep = 0; sweep < 60; ++sweep) {                                                                          \
-    int rotated = 0;                                                                                                  \
-    for (int64_t p = 0; p < n; ++p)                                                                                   \
-      for (int64_t q = p + 1; q < n; ++q) {                                                                           \
-        T apq = h[p * n + q];                                                                                         \
-        R g = P##_abs(apq);                                                                                           \
-        R app = P##_re(h[p * n + p]), aqq = P##_re(h[q * n + q]);                                                     \
-        if (!(g > P##_eps() * (R)0.25 * P##_sqrt(P##_fabs(app) * P##_fabs(aqq))) || g == (R)0) continue;              \
-        rotated = 1;                                                                                                  \
-        R theta = (aqq - app) / ((R)2 * g);                                                                           \
-        R tt = (R)1 / (P##_fabs(theta) + P##_sqrt((R)1 + theta * theta));                                             \
-        if (theta < (R)0) tt = -tt;                                                                                   \
-        R c = (R)1 / P##_sqrt((R)1 + tt * tt), s = tt * c;                                                            \
-        T e = P##_rmul(apq, (R)1 / g); /* apq = g e */                                                                \
-        T ce = P##_conj(e);                                                                                           \
-        for (int64_t r = 0; r < n; ++r) { /* columns: H J */                                                          \
-          T hp = h[r * n + p], hq = P##_mul(ce, h[r * n + q]);                                                        \
-          h[r * n + p] = P##_sub(P##_rmul(hp, c), P##_rmul(hq, s));                                                   \
-          h[r * n + q] = P##_add(P##_rmul(hp, s), P##_rmul(hq, c));                                                   \
-        }                                                                                                             \
-        for (int64_t r = 0; r < n; ++r) { /* rows: J^H (H J) */                                                       \
-          T hp = h[p * n + r], hq = P##_mul(e, h[q * n + r]);                                                         \
-          h[p * n + r] = P##_sub(P##_rmul(hp, c), P##_rmul(hq, s));                                                   \
-          h[q * n + r] = P##_add(P##_rmul(hp, s), P##_rmul(hq, c));                                                   \
-        }                                                                                                             \
-        h[p * n + p] = P##_mk(app - tt * g, (R)0);                                                                    \
-        h[q * n + q] = P##_mk(aqq + tt * g, (R)0);                                                                    \
-        h[p * n + q] = h[q * n + p] = P##_mk((R)0, (R)0);                                                             \
-        if (vectors)                                                                                                  \
-          for (int64_t r = 0; r < n; ++r) { /* Z := J^T Z */                                                          \
-            T zp = z[p * n + r], zq = P##_mul(ce, z[q * n + r]);                                                      \
-            z[p * n + r] = P##_sub(P##_rmul(zp, c), P##_rmul(zq, s));                                                 \
-            z[q * n + r] = P##_add(P##_rmul(zp, s), P##_rmul(zq, c));                                                 \
-          }                                                                                                           \
-      }                                                                                                               \
-    if (!rotated) { *info = 0; break; }                                                                               \
+  *info = 0;                                                                                                          \
+  for (int64_t k = 0; k + 1 < n; ++k) { /* H_k^H A H_k, v in column k from row k + 1 */                               \
+    R beta;                                                                                                           \
+    int64_t k1 = k + 1, len = n - k1;                                                                                 \
+    T t = P##_larfg(len, h[k1 * n + k], h + k1 * n + k, n, &beta);                                                    \
+    tau[k] = t;                                                                                                       \
+    e[k] = beta;                                                                                                      \
+    if (P##_iszero(t)) continue;                                                                                      \
+    h[k1 * n + k] = P##_mk((R)1, (R)0);                                                                               \
+    T pv = P##_mk((R)0, (R)0);                                                                                        \
+    for (int64_t i = k1; i < n; ++i) { /* p = tau A22 v */                                                            \
+      T acc = P##_mk((R)0, (R)0);                                                                                     \
+      const T* row = h + i * n;                                                                                       \
+      for (int64_t j = k1; j < n; ++j) acc = P##_add(acc, P##_mul(row[j], h[j * n + k]));                             \
+      p[i] = P##_mul(t, acc);                                                                                         \
+      pv = P##_add(pv, P##_mul(P##_conj(p[i]), h[i * n + k]));                                                        \
+    }                                                                                                                 \
+    T al = P##_mul(P##_mk((R)-0.5, (R)0), P##_mul(t, pv));                                                            \
+    for (int64_t i = k1; i < n; ++i) p[i] = P##_add(p[i], P##_mul(al, h[i * n + k]));                                 \
+    for (int64_t i = k1; i < n; ++i) { /* A22 -= v p^H + p v^H */                                                     \
+      T vi = h[i * n + k], pi = p[i];                                                                                 \
+      T* row = h + i * n;                                                                                             \
+      for (int64_t j = k1; j < n; ++j)                                                                                \
+        row[j] = P##_sub(row[j], P##_add(P##_mul(vi, P##_conj(p[j])), P##_mul(pi, P##_conj(h[j * n + k]))));          \
+    }                                                                                                                 \
   }                                                                                                                   \
-  for (int64_t i = 0; i < n; ++i) w[i] = P##_re(h[i * n + i]);                                                        \
+  for (int64_t i = 0; i < n; ++i) d[i] = P##_re(h[i * n + i]);                                                        \
+  if (n > 0) e[n - 1] = 0;                                                                                            \
+  if (vectors) { /* Q = H_0 ... H_{n-2} (in a, free until the end), then z = Q^T */                                   \
+    for (int64_t r = 0; r < n; ++r)                                                                                   \
+      for (int64_t c = 0; c < n; ++c) a[r * n + c] = P##_mk(r == c ? (R)1 : (R)0, (R)0);                              \
+    for (int64_t k = n - 2; k >= 0; --k) {                                                                            \
+      int64_t k1 = k + 1;                                                                                             \
+      T t = tau[k];                                                                                                   \
+      if (P##_iszero(t)) continue;                                                                                    \
+      h[k1 * n + k] = P##_mk((R)1, (R)0);                                                                             \
+      for (int64_t c = k1; c < n; ++c) p[c] = P##_mk((R)0, (R)0);                                                     \
+      for (int64_t r = k1; r < n; ++r) {                                                                              \
+        T vr = P##_conj(h[r * n + k]);                                                                                \
+        const T* row = a + r * n;                                                                                     \
+        for (int64_t c = k1; c < n; ++c) p[c] = P##_add(p[c], P##_mul(vr, row[c]));                                   \
+      }                                                                                                               \
+      for (int64_t r = k1; r < n; ++r) {                                                                              \
+        T f = P##_mul(t, h[r * n + k]);                                                                               \
+        T* row = a + r * n;                                                                                           \
+        for (int64_t c = k1; c < n; ++c) row[c] = P##_sub(row[c], P##_mul(f, p[c]));                                  \
+      }                                                                                                               \
+    }                                                                                                                 \
+    for (int64_t r = 0; r < n; ++r)                                                                                   \
+      for (int64_t c = 0; c < n; ++c) z[r * n + c] = a[c * n + r];                                                    \
+  }                                                                                                                   \
+  R f = 0, tst1 = 0, eps = P##_eps();                                                                                 \
+  for (int64_t l = 0; l < n; ++l) {                                                                                   \
+    R al = P##_fabs(d[l]) + P##_fabs(e[l]);                                                                           \
+    tst1 = al > tst1 ? al : tst1;                                                                                     \
+    int64_t m = l;                                                                                                    \
+    while (m < n - 1 && !(P##_fabs(e[m]) <= eps * tst1)) ++m;                                                         \
+    int iter = 0;                                                                                                     \
+    while (m > l) {                                                                                                   \
+      if (++iter > 60 || !(tst1 == tst1)) { *info = 1; break; }                                                       \
+      R g = d[l];                                                                                                     \
+      R q = (d[l + 1] - g) / ((R)2 * e[l]);                                                                           \
+      R r = P##_lapy3(q, (R)1, (R)0);                                                                                 \
+      if (q < (R)0) r = -r;                                                                                           \
+      d[l] = e[l] / (q + r);                                                                                          \
+      d[l + 1] = e[l] * (q + r);                                                                                      \
+      R dl1 = d[l + 1], hh = g - d[l];                                                                                \
+      for (int64_t i = l + 2; i < n; ++i) d[i] -= hh;                                                                 \
+      f += hh;                                                                                                        \
+      q = d[m];                                                                                                       \
+      R c = 1, c2 = 1, c3 = 1, s = 0, s2 = 0, el1 = e[l + 1];                                                         \
+      for (int64_t i = m - 1; i >= l; --i) {                                                                          \
+        c3 = c2;                                                                                                      \
+        c2 = c;                                                                                                       \
+        s2 = s;                                                                                                       \
+        g = c * e[i];                                                                                                 \
+        hh = c * q;                                                                                                   \
+        r = P##_lapy3(q, e[i], (R)0);                                                                                 \
+        e[i + 1] = s * r;                                                                                             \
+        s = e[i] / r;                                                                                                 \
+        c = q / r;                                                                                                    \
+        q = c * d[i] - s * g;                                                                                         \
+        d[i + 1] = hh + s * (c * g + s * d[i]);                                                                       \
+        if (vectors) {                                                                                                \
+          T* zi = z + i * n;                                                                                          \
+          T* zj = z + (i + 1) * n;                                                                                    \
+          for (int64_t k = 0; k < n; ++k) {                                                                           \
+            T hk = zj[k];                                                                                             \
+            zj[k] = P##_add(P##_rmul(zi[k], s), P##_rmul(hk, c));                                                     \
+            zi[k] = P##_sub(P##_rmul(zi[k], c), P##_rmul(hk, s));                                                     \
+          }                                                                                                           \
+        }                                                                                                             \
+      }                                                                                                               \
+      q = -s * s2 * c3 * el1 * e[l] / dl1;                                                                            \
+      e[l] = s * q;                                                                                                   \
+      d[l] = c * q;                                                                                                   \
+      if (P##_fabs(e[l]) <= eps * tst1) break;                                                                        \
+    }                                                                                                                 \
+    if (*info) break;                                                                                                 \
+    d[l] += f;                                                                                                        \
+    e[l] = 0;                                                                                                         \
+  }                                                                                                                   \
+  if (*info) { /* as LAPACK on failure: no eigenvalues worth keeping */                                               \
+    for (int64_t i = 0; i < n; ++i) w[i] = (R)NAN;                                                                    \
+    P##_copy(a, src, n * n);                                                                                          \
+    return;                                                                                                           \
+  }                                                                                                                   \
   P##_order(n, w, iwork, 1);                                                                                          \
-  for (int64_t i = 0; i < n; ++i) h[i] = P##_mk(w[iwork[i]], (R)0);                                                   \
-  for (int64_t i = 0; i < n; ++i) w[i] = P##_re(h[i]);                                                                \
+  for (int64_t i = 0; i < n; ++i) e[i] = w[iwork[i]];                                                                 \
+  for (int64_t i = 0; i < n; ++i) w[i] = e[i];                                                                        \
   if (!vectors) {                                                                                                     \
     P##_copy(a, src, n * n);                                                                                          \
     return;                                                                                                           \
