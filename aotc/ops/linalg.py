@@ -364,12 +364,15 @@ def _svd_kernel(kb, instr: Instruction, outs) -> None:
                 kb.emit(K.CallStmt("memset", (K.Ptr(buf), K.Const(0), K.Const(shape.size * shape.dtype.nbytes))))
     ku = instr.shape.elements[2].dims[-1]
     kv = instr.shape.elements[3].dims[-2]
-    work, iwork = _scratch(kb, [("work", a.dtype, p * q + p * p + q * q), ("iwork", DTYPES["s64"], p)])
+    real = LETTERS[LETTER_OF[a.dtype.name]][1]
+    work, rwork, iwork = _scratch(kb, [("work", a.dtype, p * q + p * p + q * q), ("rwork", real, p),
+                                       ("iwork", DTYPES["s64"], p)])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "gesdd"),
                        (K.Const("NSA".index(mode)), K.Const(m), K.Const(n), _at(src, b, m * n), _at(outs[0], b, m * n),
-                        _at(outs[1], b, p), _at(u, b, m * ku), _at(vt, b, kv * n), _at(outs[4], b, 1), work, iwork),
+                        _at(outs[1], b, p), _at(u, b, m * ku), _at(vt, b, kv * n), _at(outs[4], b, 1), work, rwork,
+                        iwork),
                        max(1, 24 * p * p * q)))
     _close(kb, nb)
 

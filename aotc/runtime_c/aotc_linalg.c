@@ -440,9 +440,9 @@ AOTC_INLINE void P##_complete(T* y, int64_t from, int64_t to, int64_t q) {      
    rotations of the rows of A (m <= n) or of A^H: s descending (min(m, n)); mode 0: values                            \
    only, 1: U m x k and VT k x n (k = min(m, n)), 2: U m x m and VT n x n.  Singular vectors of                       \
    zero singular values, and the rest of a full basis, are completed by Gram-Schmidt.                                 \
-   work: p q + p p + q q elements (p = min, q = max(m, n)), iwork p. */                                               \
+   work: p q + p p + q q elements (p = min, q = max(m, n)), rwork p reals, iwork p. */                                \
 AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R* s, T* u, T* vt,                     \
-                           int32_t* info, T* work, int64_t* iwork) {                                                  \
+                           int32_t* info, T* work, R* rwork, int64_t* iwork) {                                        \
   int64_t p = m < n ? m : n, q = m < n ? n : m;                                                                       \
   T* wm = work;         /* p x q: A, or A^H when m > n */                                                             \
   T* g = wm + p * q;    /* p x p: the rotations applied to wm's rows */                                               \
@@ -452,39 +452,52 @@ AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R
   for (int64_t i = 0; i < p; ++i)                                                                                     \
     for (int64_t j = 0; j < p; ++j) g[i * p + j] = P##_mk(i == j ? (R)1 : (R)0, (R)0);                                \
   R tol = P##_eps() * P##_sqrt((R)q);                                                                                 \
+  R* nrm = rwork; /* p squared row norms, kept current through the rotations */                                       \
   *info = 1;                                                                                                          \
   for (int sweep = 0; sweep < 60; ++sweep) {                                                                          \
     int rotated = 0;                                                                                                  \
+    for (int64_t i = 0; i < p; ++i) {                                                                                 \
+      R acc = 0;                                                                                                      \
+      for (int64_t c = 0; c < q; ++c) acc += P##_abs2(wm[i * q + c]);                                                 \
+      nrm[i] = acc;                                                                                                   \
+    }                                                                                                                 \
     for (int64_t i = 0; i < p; ++i)                                                                                   \
       for (int64_t j = i + 1; j < p; ++j) {                                                                           \
         T* wi = wm + i * q;                                                                                           \
         T* wj = wm + j * q;                                                                                           \
-        R al = 0, be = 0;                                                                                             \
-        T ga = P##_mk((R)0, (R)0);                                                                                    \
-        for (int64_t c = 0; c < q; ++c) {                                                                             \
-          al += P##_abs2(wi[c]);                                                                                      \
-          be += P##_abs2(wj[c]);                                                                                      \
-          ga = P##_add(ga, P##_mul(wi[c], P##_conj(wj[c])));                                                          \
+        T g0 = P##_mk((R)0, (R)0), g1 = g0, g2 = g0, g3 = g0;                                                         \
+        int64_t c = 0;                                                                                                \
+        for (; c + 4 <= q; c += 4) { /* four partial sums: independent chains */                                      \
+          g0 = P##_add(g0, P##_mul(wi[c], P##_conj(wj[c])));                                                          \
+          g1 = P##_add(g1, P##_mul(wi[c + 1], P##_conj(wj[c + 1])));                                                  \
+          g2 = P##_add(g2, P##_mul(wi[c + 2], P##_conj(wj[c + 2])));                                                  \
+          g3 = P##_add(g3, P##_mul(wi[c + 3], P##_conj(wj[c + 3])));                                                  \
         }                                                                                                             \
+        for (; c < q; ++c) g0 = P##_add(g0, P##_mul(wi[c], P##_conj(wj[c])));                                         \
+        T ga = P##_add(P##_add(g0, g1), P##_add(g2, g3));                                                             \
+        R al = nrm[i], be = nrm[j];                                                                                   \
         R gg = P##_abs(ga);                                                                                           \
         if (!(gg > tol * P##_sqrt(al) * P##_sqrt(be)) || gg == (R)0) continue;                                        \
         rotated = 1;                                                                                                  \
         R zeta = (be - al) / ((R)2 * gg);                                                                             \
         R tt = (R)1 / (P##_fabs(zeta) + P##_sqrt((R)1 + zeta * zeta));                                                \
         if (zeta < (R)0) tt = -tt;                                                                                    \
-        R c = (R)1 / P##_sqrt((R)1 + tt * tt), sn = tt * c;                                                           \
+        R cs = (R)1 / P##_sqrt((R)1 + tt * tt), sn = tt * cs;                                                         \
         T e = P##_rmul(ga, (R)1 / gg);                                                                                \
         for (int64_t k = 0; k < q; ++k) {                                                                             \
           T xi = wi[k], xj = P##_mul(e, wj[k]);                                                                       \
-          wi[k] = P##_sub(P##_rmul(xi, c), P##_rmul(xj, sn));                                                         \
-          wj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, c));                                                         \
+          wi[k] = P##_sub(P##_rmul(xi, cs), P##_rmul(xj, sn));                                                        \
+          wj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, cs));                                                        \
         }                                                                                                             \
+        nrm[i] = al - tt * gg; /* |w_i|^2 - t |<w_i, w_j>|, |w_j|^2 + t |<w_i, w_j>| */                               \
+        nrm[j] = be + tt * gg;                                                                                        \
+        nrm[i] = nrm[i] > (R)0 ? nrm[i] : (R)0;                                                                       \
         T* gi = g + i * p;                                                                                            \
         T* gj = g + j * p;                                                                                            \
         for (int64_t k = 0; k < p; ++k) {                                                                             \
           T xi = gi[k], xj = P##_mul(e, gj[k]);                                                                       \
-          gi[k] = P##_sub(P##_rmul(xi, c), P##_rmul(xj, sn));                                                         \
-          gj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, c));                                                         \
+          gi[k] = P##_sub(P##_rmul(xi, cs), P##_rmul(xj, sn));                                                        \
+          gj[k] = P##_add(P##_rmul(xi, sn), P##_rmul(xj, cs));                                                        \
         }                                                                                                             \
       }                                                                                                               \
     if (!rotated) { *info = 0; break; }                                                                               \

@@ -1,0 +1,279 @@
+"""jnp.linalg and jax.scipy.linalg against XLA:CPU: the LAPACK custom calls (getrf, potrf,
+trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd) and the cholesky and triangular-solve ops.
+
+Every case of linalg_cases.py is compiled from JAX's pre-optimization HLO and from XLA's
+post-optimization HLO, run (gcc -O1, UBSan) on the stored inputs, and compared with the
+outputs XLA:CPU computed (tests/ops/data/linalg, written by gen_linalg.py). Tolerances are
+LAPACK's error bounds: a result whose error grows with the condition number is within
+4 n eps cond(A) of XLA's, relative to the output's largest magnitude; eigenvalues and
+singular values within 4 n eps |A|. Eigenvectors and singular vectors are unique only up
+to a phase, so they are checked through A v = lambda v, A = U S V^H and orthonormality, and
+then compared with XLA's after a sign/phase normalization. Pivots, info, ranks, and where
+XLA puts NaNs and infinities are compared exactly.
+"""
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.ops.conftest import run_hlo_text, run_hlo_text_asan
+from tests.ops.linalg_cases import CASES, HLO_OPS
+
+DATA = Path(__file__).resolve().parent / "data" / "linalg"
+
+
+def load(name: str) -> dict[str, np.ndarray]:
+    path = DATA / f"{name}.npz"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run python tests/ops/gen_linalg.py {name}")
+    z = np.load(path)
+    return {k: z[k] for k in z.files}
+
+
+def _split(z) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    ins = [z[f"in{k}"] for k in range(sum(1 for n in z if n.startswith("in")))]
+    outs = [z[f"out{k}"] for k in range(sum(1 for n in z if n.startswith("out")))]
+    return ins, outs
+
+
+def _eps(a: np.ndarray) -> float:
+    return float(np.finfo(a.real.dtype).eps)
+
+
+def _cond(a: np.ndarray) -> float:
+    """The largest 2-norm condition number of the batch (only to size a tolerance)."""
+    with np.errstate(all="ignore"):
+        c = np.linalg.cond(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+    c = np.asarray(c, np.float64)
+    return float(np.max(np.where(np.isfinite(c), c, np.inf))) if c.size else 1.0
+
+
+def close(got: np.ndarray, want: np.ndarray, tol: float, what: str) -> None:
+    """Same shape; NaN and infinities where XLA has them; integers exactly; finite values
+    within tol times the largest finite magnitude of the expected output."""
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    g = got.view(got.real.dtype) if got.dtype.kind == "c" else got
+    w = want.view(want.real.dtype) if want.dtype.kind == "c" else want
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{what}: NaN positions")
+    np.testing.assert_array_equal(np.isinf(g), np.isinf(w), err_msg=f"{what}: infinite positions")
+    fin = np.isfinite(w)
+    np.testing.assert_array_equal(g[np.isinf(w)], w[np.isinf(w)], err_msg=f"{what}: infinities")
+    scale = float(np.max(np.abs(w[fin]))) if fin.any() else 0.0
+    err = np.abs(g[fin].astype(np.float64) - w[fin].astype(np.float64))
+    assert err.size == 0 or err.max() <= tol * max(scale, 1e-300), \
+        f"{what}: max error {err.max():.3g} > {tol:.3g} * {scale:.3g}"
+
+
+def _phase(x: np.ndarray, axis: int) -> np.ndarray:
+    """Per vector along `axis`: the phase that makes its largest entry real positive."""
+    idx = np.expand_dims(np.argmax(np.abs(x), axis=axis), axis)
+    top = np.take_along_axis(x, idx, axis)
+    return np.where(top == 0, 1, top / np.abs(np.where(top == 0, 1, top)))
+
+
+def _herm(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x.conj(), -1, -2)
+
+
+def _distinct(vals: np.ndarray, gap: float) -> np.ndarray:
+    """Per value (last axis): whether it is separated from its neighbours by more than gap."""
+    d = np.diff(vals, axis=-1)
+    left = np.concatenate([np.full(vals.shape[:-1] + (1,), np.inf), np.abs(d)], -1)
+    right = np.concatenate([np.abs(d), np.full(vals.shape[:-1] + (1,), np.inf)], -1)
+    return np.minimum(left, right) > gap
+
+
+def check_eigh(a: np.ndarray, got, want, name: str) -> None:
+    n = a.shape[-1]
+    tol = 4 * n * _eps(a)
+    norm = float(np.max(np.abs(np.linalg.eigvalsh(a.astype(np.complex128)))))
+    w, v = got
+    close(w, want[0], tol, f"{name}: eigenvalues")
+    A = a.astype(np.complex128)
+    V = v.astype(np.complex128)
+    assert np.max(np.abs(A @ V - V * w[..., None, :])) <= tol * norm * 4, f"{name}: A v != lambda v"
+    assert np.max(np.abs(_herm(V) @ V - np.eye(n))) <= tol * 4, f"{name}: eigenvectors not orthonormal"
+    # each vector with its largest entry real positive; compared where the eigenvalue is isolated
+    sep = _distinct(want[0].astype(np.float64), 1e3 * tol * norm)
+    Vn = V / _phase(V, -2)
+    Xn = want[1].astype(np.complex128) / _phase(want[1].astype(np.complex128), -2)
+    gap = np.min(np.abs(np.diff(want[0].astype(np.float64), axis=-1))) if n > 1 else norm
+    vtol = tol * 4 * norm / max(gap, tol * norm)
+    diff = np.abs(Vn - Xn).max(axis=-2)
+    assert np.all(diff[sep] <= max(vtol, 1e3 * tol)), f"{name}: normalized eigenvectors differ by {diff[sep].max()}"
+
+
+def check_svd(a: np.ndarray, got, want, name: str) -> None:
+    m, n = a.shape[-2:]
+    tol = 4 * max(m, n) * _eps(a)
+    if len(want) == 1:
+        close(got[0], want[0], tol, f"{name}: singular values")
+        return
+    u, s, vh = got
+    close(s, want[1], tol, f"{name}: singular values")
+    smax = float(np.max(s)) if s.size else 1.0
+    k = s.shape[-1]
+    U, VH = u.astype(np.complex128), vh.astype(np.complex128)
+    rec = (U[..., :, :k] * s[..., None, :]) @ VH[..., :k, :]
+    assert np.max(np.abs(rec - a)) <= 4 * tol * smax, f"{name}: U S V^H != A"
+    assert np.max(np.abs(_herm(U) @ U - np.eye(U.shape[-1]))) <= 4 * tol, f"{name}: U not orthonormal"
+    assert np.max(np.abs(VH @ _herm(VH) - np.eye(VH.shape[-2]))) <= 4 * tol, f"{name}: V not orthonormal"
+    sep = _distinct(want[1].astype(np.float64), 1e3 * tol * smax) & (want[1] > 1e3 * tol * smax)
+    ph_g, ph_w = _phase(U[..., :, :k], -2), _phase(want[0].astype(np.complex128)[..., :, :k], -2)
+    du = np.abs(U[..., :, :k] / ph_g - want[0][..., :, :k] / ph_w).max(axis=-2)
+    dv = np.abs(VH[..., :k, :] * ph_g.swapaxes(-1, -2).conj()
+                - want[2][..., :k, :] * ph_w.swapaxes(-1, -2).conj()).max(axis=-1)
+    assert np.all(du[sep] <= 1e4 * tol) and np.all(dv[sep] <= 1e4 * tol), f"{name}: normalized singular vectors differ"
+
+
+def check(name: str, case, ins, got, want) -> None:
+    assert len(got) == len(want), f"{name}: {len(got)} outputs, XLA gave {len(want)}"
+    a = ins[0]
+    if case.check == "eigh":
+        check_eigh(a, got, want, name)
+        return
+    if case.check == "svd":
+        check_svd(a, got, want, name)
+        return
+    n = max(a.shape[-2:])
+    cond = _cond(a) if case.kind not in ("singular", "notpd") else 1.0
+    tol = 4 * n * _eps(a) * max(cond, 1.0)
+    for k, (g, w) in enumerate(zip(got, want)):
+        close(g, w, tol, f"{name} output {k}")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("linalg")
+
+
+@pytest.mark.parametrize("stage", ["pre", "post"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jax_case(name, stage, workdir):
+    z = load(name)
+    ins, want = _split(z)
+    text = str(z[f"hlo_{stage}"])
+    got = run_hlo_text(text, ins, workdir, f"{name}_{stage}")
+    check(name, CASES[name], ins, got, want)
+
+
+@pytest.mark.parametrize("name", sorted(HLO_OPS))
+def test_hlo_op(name, workdir):
+    z = load(name)
+    ins, want = _split(z)
+    got = run_hlo_text(str(z["hlo_pre"]), ins, workdir, name)
+    a = ins[0]
+    tol = 4 * a.shape[-1] * _eps(a) * (1.0 if "notpd" in name else _cond(a))
+    close(got[0], want[0], tol, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["solve_f32_3x4x64x64", "svd_reduced_c128_2x3x9x5", "eigh_f32_2x3x17x17",
+                                  "qr_complete_f64_2x3x9x5", "lu_f64_7x4", "cholesky_f64_2x5x5_notpd",
+                                  "solve_f64_4x4_singular"])
+def test_asan(name, workdir):
+    """Built with AddressSanitizer and UBSan: any report fails the run."""
+    z = load(name)
+    ins, want = _split(z)
+    got = run_hlo_text_asan(str(z["hlo_post"]), ins, workdir, f"{name}_asan")
+    check(name, CASES[name], ins, got, want)
+
+
+# ------------------------------------------------------------------ refusals
+
+_TRSM = """HloModule trsm
+ENTRY main {{
+  a = f32[3,3]{{0,1}} parameter(0)
+  b = f32[3,2]{{0,1}} parameter(1)
+  ROOT x = f32[3,2]{{0,1}} custom-call(a, b), custom_call_target="{target}", {layouts}api_version=API_VERSION_TYPED_FFI, backend_config={config}
+}}
+"""
+_LAYOUTS = "operand_layout_constraints={f32[3,3]{0,1}, f32[3,2]{0,1}}, "
+_OK = "{diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}"
+
+
+@pytest.mark.parametrize("target, layouts, config, message", [
+    ("lapack_strsm_ffi", _LAYOUTS, "{diag = 78 : ui8, side = 76 : ui8, trans_x = 88 : ui8, uplo = 76 : ui8}",
+     r"trans_x = 88 \('X'\) is not supported"),
+    ("lapack_strsm_ffi", _LAYOUTS, "{diag = 78 : ui8, side = 76 : ui8, uplo = 76 : ui8}", "needs backend_config attribute 'trans_x'"),
+    ("lapack_strsm_ffi", _LAYOUTS, "{diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8, alpha = 1 : ui8}",
+     "attribute 'alpha', which aotc does not know"),
+    ("lapack_strsm_ffi", _LAYOUTS, "{diag = N, side = L}", "cannot read backend_config entry"),
+    ("lapack_strsm_ffi", "", _OK, "has no operand_layout_constraints"),
+    ("lapack_strsm_ffi", "operand_layout_constraints={f32[3,3]{1,0}, f32[3,2]{0,1}}, ", _OK, r"operand 0 is constrained to layout \(1, 0\)"),
+    ("lapack_dtrsm_ffi", _LAYOUTS, _OK, "target's type letter 'd' means f64"),
+])
+def test_refused_custom_calls(target, layouts, config, message):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    text = _TRSM.format(target=target, layouts=layouts, config=config)
+    with pytest.raises(AotcError, match=message) as err:
+        driver.frontend("trsm.hlo", None, CompileOptions(), text=text)
+    assert err.value.loc is not None and err.value.loc.line == 5
+
+
+def test_geev_is_a_located_error(workdir):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    text = """HloModule geev
+ENTRY main {
+  a = f32[3,3]{0,1} parameter(0)
+  ROOT e = (f32[3]{0}, f32[3]{0}, c64[3,3]{0,1}, c64[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", operand_layout_constraints={f32[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 78 : ui8, compute_right = 86 : ui8}
+}
+"""
+    fe = driver.frontend("geev.hlo", None, CompileOptions(), text=text)
+    with pytest.raises(AotcError, match='custom-call target "lapack_sgeev_ffi"') as err:
+        driver.generate(fe, str(workdir / "libgeev"), CompileOptions())
+    assert err.value.loc is not None and err.value.loc.line == 4
+
+
+# ------------------------------------------------------------------ compilers and flags
+
+_BUILDS = [("gcc", "-O0"), ("gcc", "-O2"), ("gcc", "-O3 -march=native"), ("clang", "-O1"), ("clang", "-O3 -march=native")]
+
+
+@pytest.mark.parametrize("name", ["solve_f32_17x17", "eigh_c128_17x17", "svd_full_f64_7x4", "qr_complete_c64_4x7"])
+def test_same_bits_with_every_compiler_and_flag(name, workdir):
+    """The generated C, warning-free under -Werror with gcc and clang at several -O levels,
+    gives the same bits with every build (FMA contraction is off in the file)."""
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    z = load(name)
+    ins, want = _split(z)
+    fe = driver.frontend(f"{name}.hlo", None, CompileOptions(), text=str(z["hlo_post"]))
+    gen = driver.generate(fe, str(workdir / f"lib{name}_flags"), CompileOptions())
+    c_path = workdir / f"lib{name}_flags.c"
+    c_path.write_text(gen.c_text)
+    (workdir / gen.header_name).write_text(gen.h_text)
+    prog = gen.lowered.program
+    by_param = {p.name: p.parameter_number for p in fe.module.entry_computation.parameters}
+    results = []
+    for cc, opt in _BUILDS:
+        so = workdir / f"lib{name}_{cc}{opt.replace(' ', '').replace('=', '')}.so"
+        build = subprocess.run([cc, "-std=c11", *opt.split(), "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                                "-o", str(so), str(c_path), "-lm", "-lpthread"], capture_output=True, text=True)
+        assert build.returncode == 0, f"{cc} {opt}:\n{build.stderr[:3000]}"
+        lib = ctypes.CDLL(str(so))
+        args = [np.ascontiguousarray(ins[by_param[a.hlo]]) for a in prog.args]
+        res = [np.zeros(r.dims, r.dtype.numpy) for r in prog.results]
+        arena = np.zeros(prog.arena_bytes + 64, np.uint8)
+        base = arena.ctypes.data + (-arena.ctypes.data) % 64
+        a_ptrs = (ctypes.c_void_p * max(1, len(args)))(*[x.ctypes.data for x in args])
+        r_ptrs = (ctypes.c_void_p * max(1, len(res)))(*[x.ctypes.data for x in res])
+        rc = getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base), ctypes.c_size_t(prog.arena_bytes))
+        assert rc == 0
+        results.append(res)
+    for other, (cc, opt) in zip(results[1:], _BUILDS[1:]):
+        for k, (x, y) in enumerate(zip(results[0], other)):
+            assert x.tobytes() == y.tobytes(), f"{name} output {k}: {cc} {opt} gives other bits than gcc -O0"
+    check(name, CASES[name], ins, results[0], want)
