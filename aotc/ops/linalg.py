@@ -105,7 +105,7 @@ def _getrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     if len(shapes) != 1:
         raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
     a = _matrix(shapes[0], "getrf operand", t)
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True,), (True, False, False))
     *b, m, n = a.dims
     return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(S32, (*b, min(m, n))), _arr(S32, b)))
 
@@ -140,7 +140,7 @@ def _potrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     a = _matrix(shapes[0], "potrf operand", t)
     if a.dims[-1] != a.dims[-2]:
         raise ShapeError(f"potrf needs square matrices, got {a.text(False)}")
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True,), (True, False))
     return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(S32, a.dims[:-2])))
 
 
@@ -188,7 +188,7 @@ def _trsm_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     a = _matrix(shapes[0], "trsm operand 0", t)
     b = _matrix(shapes[1], "trsm operand 1", t)
     _trsm_check(f"custom-call {instr.attr('custom_call_target')}", a, b, opts["side"] == "L")
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True, True), (True,))
     return _expect(instr, _results(instr), (_arr(b.dtype, b.dims),))
 
 
@@ -227,7 +227,7 @@ def _geqrf_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     if len(shapes) != 1:
         raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
     a = _matrix(shapes[0], "geqrf operand", t)
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True,), (True, False))
     *b, m, n = a.dims
     return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(a.dtype, (*b, min(m, n)))))
 
@@ -264,7 +264,7 @@ def _orgqr_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
             or tau.dims[-1] > n or n > m:
         raise ShapeError(f"custom-call {instr.attr('custom_call_target')}: tau {tau} does not fit a {a.text(False)} "
                          "(needs the same batch, k <= n <= m)")
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True, False), (True,))
     return _expect(instr, _results(instr), (_arr(a.dtype, a.dims),))
 
 
@@ -305,7 +305,7 @@ def _eigh_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     a = _matrix(shapes[0], "eigh operand", t)
     if a.dims[-1] != a.dims[-2]:
         raise ShapeError(f"eigh needs square matrices, got {a.text(False)}")
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True,), (True, False, False))
     real = LETTERS[t][1]
     return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(real, a.dims[:-1]), _arr(S32, a.dims[:-2])))
 
@@ -342,7 +342,7 @@ def _svd_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     if len(shapes) != 1:
         raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
     a = _matrix(shapes[0], "gesdd operand", t)
-    check_layouts(instr, shapes)
+    check_layouts(instr, shapes, (True,), (True, False, True, True, False))
     *b, m, n = a.dims
     p = min(m, n)
     ku, kv = (p, p) if mode == "S" else (m, n)

@@ -88,10 +88,10 @@ def letters(*names: str) -> dict[str, int]:
     return {n: ord(n) for n in names}
 
 
-def fortran_layout(rank: int) -> tuple[int, ...]:
-    """The minor-to-major layout LAPACK reads: column-major matrices, batch dimensions outermost
-    (scalars and vectors: row-major)."""
-    if rank < 2:
+def fortran_layout(rank: int, matrix: bool = True) -> tuple[int, ...]:
+    """The minor-to-major layout LAPACK reads: column-major matrices, batch dimensions outermost;
+    row-major for batches of vectors or scalars (pivots, tau, eigenvalues, info)."""
+    if rank < 2 or not matrix:
         return tuple(range(rank - 1, -1, -1))
     return (rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1))
 
@@ -102,9 +102,11 @@ def _parse_shapes(text: str) -> list[tuple[str, tuple[int, ...], tuple[int, ...]
             for m in _SHAPE.finditer(text)]
 
 
-def check_layouts(instr: Instruction, shapes: list[Shape]) -> None:
-    """The custom call must pin every operand, and declare every result, in LAPACK's layout;
-    otherwise its buffers would not hold the matrices the logical values are."""
+def check_layouts(instr: Instruction, shapes: list[Shape], operands: tuple[bool, ...],
+                  results: tuple[bool, ...]) -> None:
+    """The custom call must pin every operand, and declare every result, in LAPACK's layout
+    (`operands`, `results`: which are matrices); otherwise its buffers would not hold the
+    values the logical arrays are."""
     target = instr.attr("custom_call_target")
     raw = instr.attr("operand_layout_constraints")
     if raw is None:
@@ -114,17 +116,20 @@ def check_layouts(instr: Instruction, shapes: list[Shape]) -> None:
     if len(cons) != len(shapes):
         raise ShapeError(f"custom-call {target}: operand_layout_constraints names {len(cons)} shapes "
                          f"for {len(shapes)} operands")
-    for k, ((_, dims, layout), s) in enumerate(zip(cons, shapes)):
-        want = fortran_layout(len(dims))
+    for k, ((_, dims, layout), s, mat) in enumerate(zip(cons, shapes, operands)):
+        want = fortran_layout(len(dims), mat)
         if not isinstance(s, ArrayShape) or dims != s.dims or (layout is not None and layout != want) \
-                or (layout is None and len(dims) >= 2):
+                or (layout is None and mat and len(dims) >= 2):
             raise ShapeError(f"custom-call {target}: operand {k} is constrained to layout {layout} of dims "
                              f"{dims}; aotc supports only {want} (column-major matrices, batch outermost)")
     outs = instr.shape.elements if isinstance(instr.shape, TupleShape) else (instr.shape,)
-    for k, o in enumerate(outs):
+    if len(outs) != len(results):
+        raise ShapeError(f"custom-call {target} must return {len(results)} arrays, declared {instr.shape}")
+    for k, (o, mat) in enumerate(zip(outs, results)):
         if not isinstance(o, ArrayShape):
             raise ShapeError(f"custom-call {target}: result {k} is not an array")
-        want = fortran_layout(o.rank)
-        if o.rank >= 2 and o.layout != want:
+        want = fortran_layout(o.rank, mat)
+        if o.rank >= 2 and o.minor_to_major != want:
+            kind = "column-major, as LAPACK writes it" if mat else "row-major"
             raise ShapeError(f"custom-call {target}: result {k} {o.text(True)} must have layout "
-                             f"{{{','.join(map(str, want))}}} (column-major, as LAPACK writes it)")
+                             f"{{{','.join(map(str, want))}}} ({kind})")

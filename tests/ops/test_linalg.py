@@ -56,6 +56,7 @@ def close(got: np.ndarray, want: np.ndarray, tol: float, what: str) -> None:
     """Same shape; NaN and infinities where XLA has them; integers exactly; finite values
     within tol times the largest finite magnitude of the expected output."""
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    got, want = np.atleast_1d(got), np.atleast_1d(want)
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
