@@ -1,7 +1,8 @@
 """Regenerate tests/ops/data/linalg/<case>.npz for test_linalg.py: each case of
 linalg_cases.py exported from JAX (pre-optimization `as_text(dialect='hlo')` and
 post-optimization `.compile().as_text()`), its inputs, and the outputs XLA:CPU computes for
-them (the jitted function; for the HLO-op cases, tests/oracle/xla.py on the HLO text).
+them (the jitted function; for the HLO-op cases, tests/oracle/xla.py on the HLO text); also
+the StableHLO text (`as_text()`), which aotc.jax exports by default.
 Expected values never come from aotc. f64/c128 cases are exported in x64 mode, f32/c64
 ones without it (the index types differ, as users see them).
 
@@ -113,6 +114,7 @@ def export(name: str, c, fns) -> dict[str, np.ndarray]:
     arrays.update({f"out{k}": np.asarray(x) for k, x in enumerate(outs)})
     arrays["hlo_pre"] = np.array(lowered.as_text(dialect="hlo"))
     arrays["hlo_post"] = np.array(lowered.compile().as_text())
+    arrays["hlo_mlir"] = np.array(lowered.as_text())  # StableHLO, as aotc.jax exports by default
     return arrays
 
 

@@ -174,7 +174,7 @@ def _maybe_typed(lx: Lexer, value: Any) -> Any:
     return Typed(value, shape) if isinstance(value, (Dense, Elided)) else value
 
 
-# dense := 'dense' '<' (STRING | '[' ... ']' | element) '>'
+# dense := 'dense' '<' [STRING | '[' ... ']' | element] '>'
 def read_dense(lx: Lexer) -> Dense:
     lx.expect("<", "after 'dense'")
     start = lx.skip()
@@ -208,6 +208,8 @@ def read_dense(lx: Lexer) -> Dense:
     elif tok.kind in ("num", "name"):
         lx.next()
         body = Dense("scalar", tok.text, tok.pos)
+    elif tok.text == ">" and tok.kind == "punct":  # `dense<>`: no elements (a rank-0 layout)
+        body = Dense("list", "[]", tok.pos)
     else:
         raise lx.error(f"expected a dense literal value, found {describe(tok)}", tok.pos)
     lx.expect(">", "to close the dense literal")

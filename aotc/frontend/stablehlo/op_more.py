@@ -3,7 +3,8 @@ converter does: `broadcast` (its sizes lead), `rng` (the shape operand becomes t
 shape), `rng_bit_generator` (a (state, bits) tuple), `fft`, `cholesky`, `triangular_solve`,
 the three `batch_norm_*` (several results: a tuple read with get-tuple-element),
 `get_dimension_size`, `replica_id`/`partition_id`, and `custom_call` (its target, backend
-config, API version, side effect and called computations).
+config, API version, side effect and called computations; typed-FFI attributes through
+custom_call_attrs).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ...hlo.printer import quote_string
 from ...hlo.shape import ArrayShape
 from .attributes import Enum, Symbol, Typed
 from .builder import Builder
+from .custom_call_attrs import ffi_backend_config, ffi_layouts
 from .op_table import integer, ints, one
 from .syntax import Op as MlirOp
 
@@ -122,11 +124,17 @@ def _custom_call(b: Builder, op: MlirOp) -> None:
         attrs.append(("custom_call_has_side_effect", True))
     config = op.attrs.get("backend_config", "")
     config = config.value if isinstance(config, Typed) else config
+    ffi_config = ffi_backend_config(b, op)
     if isinstance(config, str):
+        if config and ffi_config is not None:
+            raise b.mb.error("stablehlo.custom_call has both backend_config and mhlo.backend_config", op.pos)
         if config:
             attrs.append(("backend_config", Raw(quote_string(config))))
     else:
         raise b.mb.error("aotc cannot read a dictionary backend_config of stablehlo.custom_call yet", op.pos)
+    constraints, shape = ffi_layouts(b, op, [b.value(u)[1] for u in op.operands])
+    if constraints is not None:
+        attrs.append(("operand_layout_constraints", constraints))
     version = op.attrs.get("api_version", 1)
     version = version.value if isinstance(version, Typed) else version
     if isinstance(version, Enum):
@@ -135,7 +143,9 @@ def _custom_call(b: Builder, op: MlirOp) -> None:
         raise b.mb.error(f"unknown api_version {version!r} of stablehlo.custom_call", op.pos)
     if version != 1:  # XLA prints the original version as nothing
         attrs.append(("api_version", API_VERSIONS[version]))
-    b.emit_op(op, Op.CUSTOM_CALL, names(b, op), tuple(attrs))
+    if ffi_config is not None:
+        attrs.append(("backend_config", ffi_config))
+    b.emit_op(op, Op.CUSTOM_CALL, names(b, op), tuple(attrs), shape)
 
 
 def _no_operands(opcode: Op) -> Callable:
