@@ -113,8 +113,9 @@ AOTC_RT_API void P##_cholesky(int lower, int64_t n, const T* src, T* a) {       
                                                                                                                       \
 /* Triangular solve (?trsm with alpha 1): X overwrites b (m x n), solving op(A) X = B when                            \
    `left` (A m x m) or X op(A) = B (A n x n); A is `lower` (else upper) triangular, its                               \
-   diagonal taken as ones when `unit`; op is trans 0: A, 1: A^T, 2: A^H.  As the reference                            \
-   ?trsm, a zero entry of the left-side right-hand side is skipped, not multiplied. */                                \
+   diagonal taken as ones when `unit`; op is trans 0: A, 1: A^T, 2: A^H.  As the optimized                            \
+   BLAS XLA:CPU calls (not the reference ?trsm), zeros are not skipped and the diagonal is                            \
+   applied as its reciprocal, so a zero pivot gives the infinities and NaNs XLA gives. */                             \
 AOTC_RT_API void P##_trsm(int left, int lower, int trans, int unit, int64_t m, int64_t n, const T* a,                 \
                           const T* bsrc, T* b) {                                                                      \
   int64_t k = left ? m : n;                                                                                           \
@@ -124,21 +125,20 @@ AOTC_RT_API void P##_trsm(int left, int lower, int trans, int unit, int64_t m, i
   P##_copy(b, bsrc, m * n);                                                                                           \
   if (left) {                                                                                                         \
     for (int64_t s = 0; s < m; ++s) {                                                                                 \
-      int64_t i = low ? s : m - 1 - s;                                                                                \
+      int64_t i = low ? s : m - 1 - s; /* rows in the order they are solved */                                        \
       T* xi = b + i * n;                                                                                              \
-      for (int64_t t = 0; t < (low ? i : m - 1 - i); ++t) {                                                           \
-        int64_t q = low ? t : m - 1 - t; /* rows solved before row i, in the reference order */                       \
+      for (int64_t t = 0; t < s; ++t) {                                                                               \
+        int64_t q = low ? t : m - 1 - t;                                                                              \
         T aiq = a[i * ars + q * acs];                                                                                 \
         if (cj) aiq = P##_conj(aiq);                                                                                  \
         const T* xq = b + q * n;                                                                                      \
-        for (int64_t c = 0; c < n; ++c)                                                                               \
-          if (!P##_iszero(xq[c])) xi[c] = P##_sub(xi[c], P##_mul(xq[c], aiq));                                        \
+        for (int64_t c = 0; c < n; ++c) xi[c] = P##_sub(xi[c], P##_mul(aiq, xq[c]));                                  \
       }                                                                                                               \
       if (!unit) {                                                                                                    \
         T d = a[i * ars + i * acs];                                                                                   \
         if (cj) d = P##_conj(d);                                                                                      \
-        for (int64_t c = 0; c < n; ++c)                                                                               \
-          if (!P##_iszero(xi[c])) xi[c] = P##_div(xi[c], d);                                                          \
+        T r = P##_div(P##_mk((R)1, (R)0), d);                                                                         \
+        for (int64_t c = 0; c < n; ++c) xi[c] = P##_mul(r, xi[c]);                                                    \
       }                                                                                                               \
     }                                                                                                                 \
     return;                                                                                                           \
@@ -152,7 +152,7 @@ AOTC_RT_API void P##_trsm(int left, int lower, int trans, int unit, int64_t m, i
         int64_t q = low ? n - 1 - t : t;                                                                              \
         T aqj = a[q * ars + j * acs];                                                                                 \
         if (cj) aqj = P##_conj(aqj);                                                                                  \
-        if (!P##_iszero(aqj)) acc = P##_sub(acc, P##_mul(aqj, x[q]));                                                 \
+        acc = P##_sub(acc, P##_mul(aqj, x[q]));                                                                       \
       }                                                                                                               \
       if (!unit) {                                                                                                    \
         T d = a[j * ars + j * acs];                                                                                   \
@@ -540,5 +540,15 @@ AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R
 
 AOTC__LA_DEFINE(aotc_la_s, float, float)
 AOTC__LA_DEFINE(aotc_la_d, double, double)
+/* GCC (12 at least) vectorizes complex products into fused multiply-add/subtract even under
+ * fp-contract=off, so the bits would change with -march: the complex routines are not
+ * vectorized. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-vectorize")
+#endif
 AOTC__LA_DEFINE(aotc_la_c, aotc_c64, float)
 AOTC__LA_DEFINE(aotc_la_z, aotc_c128, double)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif

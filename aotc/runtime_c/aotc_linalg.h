@@ -70,7 +70,15 @@
 
 AOTC__LA_REAL(aotc_la_s, float, sqrtf, fabsf, FLT_EPSILON, FLT_MIN)
 AOTC__LA_REAL(aotc_la_d, double, sqrt, fabs, DBL_EPSILON, DBL_MIN)
+/* Not vectorized by GCC, as the complex routines of aotc_linalg.c (see there). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-vectorize")
+#endif
 AOTC__LA_COMPLEX(aotc_la_c, aotc_c64, float, sqrtf, fabsf, FLT_EPSILON, FLT_MIN)
 AOTC__LA_COMPLEX(aotc_la_z, aotc_c128, double, sqrt, fabs, DBL_EPSILON, DBL_MIN)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 #endif /* AOTC_LINALG_H */
