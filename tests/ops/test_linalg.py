@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from tests.ops.conftest import run_hlo_text, run_hlo_text_asan
-from tests.ops.linalg_cases import CASES, HLO_OPS
+from tests.ops.linalg_cases import CASES as LINALG_CASES
+from tests.ops.linalg_cases import HLO_OPS
 
 DATA = Path(__file__).resolve().parent / "data" / "linalg"
 
@@ -155,7 +156,7 @@ def _fast(name: str) -> bool:
     """The cases run by default (each compiles a C file, ~1.5 s): every function at 17 x 17 in
     f32 and c128, batched, singular and non-square (f64); the rest (sizes 1, 3, 64, 128 and the
     other types) are marked slow."""
-    c = CASES[name] if name in CASES else None
+    c = LINALG_CASES[name] if name in LINALG_CASES else None
     if c is None:  # HLO-op cases
         return "_f32_" in name and "_unit_" not in name
     if len(c.shape) > 2 or c.kind in ("singular", "notpd"):
@@ -176,13 +177,13 @@ def workdir(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("stage", ["pre", "post"])
-@pytest.mark.parametrize("name", _params(CASES))
+@pytest.mark.parametrize("name", _params(LINALG_CASES))
 def test_jax_case(name, stage, workdir):
     z = load(name)
     ins, want = _split(z)
     text = str(z[f"hlo_{stage}"])
     got = run_hlo_text(text, ins, workdir, f"{name}_{stage}")
-    check(name, CASES[name], ins, got, want)
+    check(name, LINALG_CASES[name], ins, got, want)
 
 
 MLIR = ["solve_f32_3x4x64x64", "svd_full_c64_4x7", "eigh_f64_17x17", "qr_complete_f64_2x3x9x5", "lu_f32_7x4",
@@ -196,7 +197,7 @@ def test_stablehlo(name, workdir):
     z = load(name)
     ins, want = _split(z)
     got = run_hlo_text(str(z["hlo_mlir"]), ins, workdir, f"{name}_mlir")
-    check(name, CASES[name], ins, got, want)
+    check(name, LINALG_CASES[name], ins, got, want)
 
 
 @pytest.mark.parametrize("name", _params(HLO_OPS))
@@ -218,7 +219,7 @@ def test_asan(name, workdir):
     z = load(name)
     ins, want = _split(z)
     got = run_hlo_text_asan(str(z["hlo_post"]), ins, workdir, f"{name}_asan")
-    check(name, CASES[name], ins, got, want)
+    check(name, LINALG_CASES[name], ins, got, want)
 
 
 # ------------------------------------------------------------------ refusals
@@ -311,4 +312,4 @@ def test_same_bits_with_every_compiler_and_flag(name, workdir):
     for other, (cc, opt) in zip(results[1:], _BUILDS[1:]):
         for k, (x, y) in enumerate(zip(results[0], other)):
             assert x.tobytes() == y.tobytes(), f"{name} output {k}: {cc} {opt} gives other bits than gcc -O0"
-    check(name, CASES[name], ins, results[0], want)
+    check(name, LINALG_CASES[name], ins, results[0], want)

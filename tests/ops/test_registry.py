@@ -30,6 +30,9 @@ def _fixture_texts():
     from tests.e2e import host_models
     for name in ("CUSTOM", "STREAM", "SENDRECV"):
         yield f"host_models.{name}", getattr(host_models, name)
+    import numpy as np  # jnp.linalg exported from JAX (tests/ops/gen_linalg.py)
+    for p in sorted((ROOT / "ops" / "data" / "linalg").glob("*.npz")):
+        yield p.stem, str(np.load(p)["hlo_pre"])
 
 
 def _opcodes_with_fixtures() -> set[str]:

@@ -40,8 +40,8 @@ def ffi_backend_config(b: Builder, op: MlirOp) -> Raw | None:
                                                                   else "i64")
         value = v.value if isinstance(v, Typed) else v
         if ty is None or not isinstance(value, int) or isinstance(value, bool):
-            raise b.mb.error(f"aotc reads only integer entries of mhlo.backend_config (`{key} = 76 : ui8`); "
-                             f"{key} is {v!r}", op.pos)
+            raise b.mb.error(f"aotc reads only integer entries of mhlo.backend_config (such as "
+                             f"`{key} = 76 : ui8`), not {key} = {v!r}", op.pos)
         parts.append(f"{key} = {value} : {ty}")
     return Raw("{" + ", ".join(parts) + "}")
 
