@@ -51,11 +51,14 @@ def test_custom_call_as_jax_prints_it():
     m = module("(%arg0: tensor<3x3xf32>) -> tensor<3x3xf32>",
                '    %4:2 = stablehlo.custom_call @lapack_spotrf_ffi(%arg0) {backend_config = "", mhlo.backend_config = '
                '{uplo = 76 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = '
-               "[dense<[0, 1]> : tensor<2xindex>]} : (tensor<3x3xf32>) -> "
+               "[dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> "
                "(tensor<3x3xf32>, tensor<i32>)\n    return %4#0 : tensor<3x3xf32>")
     (cc,) = ops(m, Op.CUSTOM_CALL)
     assert cc.attr("custom_call_target") == "lapack_spotrf_ffi"
-    assert cc.shape == TupleShape((array("f32", [3, 3]), array("s32", [])))
+    # the typed-FFI attributes as XLA's converter carries them into HLO
+    assert cc.shape == TupleShape((array("f32", [3, 3], (0, 1)), array("s32", [], ())))
+    assert cc.attr("backend_config") == Raw("{uplo = 76 : ui8}")
+    assert cc.attr("operand_layout_constraints") == Raw("{f32[3,3]{0,1}}")
     assert m.entry_computation.root_instruction.opcode is Op.GET_TUPLE_ELEMENT
 
 
