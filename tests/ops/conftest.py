@@ -90,6 +90,9 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
     c_path, so_path = workdir / f"lib{name}.c", workdir / f"lib{name}.so"
     c_path.write_text(gen.c_text)
     (workdir / gen.header_name).write_text(gen.h_text)
+    if gen.blob is not None:  # large constants: the blob the .c includes with .incbin
+        with open(str(c_path) + ".bin", "wb") as f:
+            gen.blob.write(f)
     build = subprocess.run(["gcc", *CFLAGS, "-o", str(so_path), str(c_path), "-lm", "-lpthread"],
                            capture_output=True, text=True)
     assert build.returncode == 0, f"gcc failed on {c_path}:\n{build.stderr[:4000]}"
