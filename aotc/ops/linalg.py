@@ -20,7 +20,6 @@ from .rule import OpRule
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
 S32 = DTYPES["s32"]
-U8 = DTYPES["u8"]
 
 _UPLO = letters("L", "U")
 _TRSM = {"side": letters("L", "R"), "uplo": _UPLO, "trans_x": letters("N", "T", "C"), "diag": letters("N", "U")}
