@@ -100,13 +100,13 @@ AOTC_RT_API void P##_potrf(int lower, int64_t n, const T* src, T* a, int32_t* in
 }                                                                                                                     \
                                                                                                                       \
 /* The cholesky HLO op as XLA:CPU computes it: the factor with the other triangle zero, or                            \
-   every element NaN when the matrix is not positive definite. */                                                     \
+   every element NaN (complex: NaN + 0i) when the matrix is not positive definite. */                                 \
 AOTC_RT_API void P##_cholesky(int lower, int64_t n, const T* src, T* a) {                                             \
   int32_t info = 0;                                                                                                   \
   P##_potrf(lower, n, src, a, &info);                                                                                 \
   for (int64_t i = 0; i < n; ++i)                                                                                     \
     for (int64_t j = 0; j < n; ++j) {                                                                                 \
-      if (info != 0) a[i * n + j] = P##_mk((R)NAN, (R)NAN);                                                           \
+      if (info != 0) a[i * n + j] = P##_mk((R)NAN, (R)0); /* complex: NaN + 0i, as XLA */                             \
       else if (lower ? j > i : j < i) a[i * n + j] = P##_mk((R)0, (R)0);                                              \
     }                                                                                                                 \
 }                                                                                                                     \
