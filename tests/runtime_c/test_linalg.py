@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from aotc.runtime_c import LINALG_FILES, RUNTIME_DIR
+from aotc.runtime_c import OPTIONAL_PARTS, RUNTIME_DIR
 
 TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 I64 = ctypes.c_int64
@@ -33,7 +33,7 @@ def lib(tmp_path_factory):
     r = subprocess.run(["gcc", "-std=c11", "-O2", "-DAOTC_RT_API=", "-shared", "-fPIC", f"-I{RUNTIME_DIR}", "-o",
                         str(so), str(src), "-lm"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[:3000]
-    assert LINALG_FILES == ("aotc_linalg.h", "aotc_linalg.c")
+    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c"))
     return ctypes.CDLL(str(so))
 
 
