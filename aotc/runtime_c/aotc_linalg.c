@@ -10,6 +10,8 @@
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
 #endif
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define AOTC__LA_DEFINE(P, T, R) \

@@ -12,6 +12,8 @@
 #include "aotc_rt.h"
 #endif
 #include <float.h>
+#include <math.h>
+#include <stdint.h>
 
 /* ---- real element types: T and R are the same ---- */
 #define AOTC__LA_REAL(P, T, SQRT, FABS, EPS, TINY)                                          \
