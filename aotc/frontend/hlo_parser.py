@@ -70,7 +70,7 @@ class _Parser:
             comps.append(comp)
         if entry is None:
             raise lx.error("module has no ENTRY computation", head.pos)
-        return Module(name, tuple(comps), entry, header_attrs=tuple(header), stack_frames=frames,
+        return Module(name, _unique_names(comps), entry, header_attrs=tuple(header), stack_frames=frames,
                       source=lx.file, **fields)
 
     # entry_layout := '{' '(' [shape (',' shape)*] ')' '->' shape '}'
@@ -267,3 +267,32 @@ class _Parser:
             out.append(lx.expect_kind("name", "an operand name").text.lstrip("%"))
             if not lx.accept(","):
                 return tuple(out)
+
+
+def _unique_names(comps: list[Computation]) -> tuple[Computation, ...]:
+    """The computations with every instruction name unique in the module, as XLA makes them
+    when it parses a module: an instruction name may recur in several computations (names are
+    scoped to their computation in the text), but aotc refers to values by name, so a name the
+    ENTRY computation or an earlier computation already uses becomes `name.N`, the first such
+    name no instruction has. ENTRY names never change (a config refers to them)."""
+    all_names = {i.name for c in comps for i in c.instructions}
+    taken: set[str] = set()
+    out: list[Computation] = []
+    for comp in sorted(comps, key=lambda c: not c.is_entry):  # ENTRY first, then source order
+        renames: dict[str, str] = {}
+        for instr in comp.instructions:
+            if instr.name in taken:
+                k = 1
+                while f"{instr.name}.{k}" in all_names:
+                    k += 1
+                renames[instr.name] = f"{instr.name}.{k}"
+                all_names.add(renames[instr.name])
+            taken.add(renames.get(instr.name, instr.name))
+        if renames:
+            comp = Computation(comp.name, tuple(i.with_(name=renames.get(i.name, i.name),
+                                                        operands=tuple(renames.get(o, o) for o in i.operands))
+                                                for i in comp.instructions),
+                               renames.get(comp.root, comp.root), comp.is_entry, comp.has_signature, comp.loc)
+        out.append(comp)
+    order = {c.name: k for k, c in enumerate(comps)}
+    return tuple(sorted(out, key=lambda c: order[c.name]))  # source order again

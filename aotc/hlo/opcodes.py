@@ -31,36 +31,41 @@ _TABLE: list[Opcode] = [
         1,
         "abs negate sign exponential exponential-minus-one log log-plus-one sqrt rsqrt cbrt tanh "
         "logistic sine cosine tan erf floor ceil round-nearest-afz round-nearest-even is-finite not "
-        "popcnt count-leading-zeros real imag convert bitcast-convert reduce-precision "
-        "stochastic-convert copy",
+        "popcnt count-leading-zeros real imag convert bitcast-convert reduce-precision copy",
     ),
     *_ops(
         "elementwise",
         2,
         "add subtract multiply divide remainder power maximum minimum atan2 and or xor shift-left "
-        "shift-right-logical shift-right-arithmetic compare complex",
+        "shift-right-logical shift-right-arithmetic compare complex stochastic-convert",
     ),
     *_ops("elementwise", 3, "select clamp"),
-    *_ops("shape", 1, "broadcast reshape transpose slice reverse bitcast dynamic-reshape"),
+    *_ops("shape", 1, "broadcast reshape transpose slice reverse bitcast"),
     *_ops("shape", 2, "pad"),
     *_ops("shape", 0, "iota"),
-    *_ops("shape", VARIADIC, "concatenate dynamic-slice dynamic-update-slice"),
+    *_ops("shape", VARIADIC, "concatenate dynamic-slice dynamic-update-slice dynamic-reshape"),
     *_ops("data", 0, "parameter constant rng-get-and-update-state partition-id replica-id"),
     *_ops("data", VARIADIC, "tuple opt-barrier"),
     *_ops("data", 1, "get-tuple-element get-dimension-size"),
     *_ops("data", 2, "set-dimension-size"),
     *_ops("reduce", VARIADIC, "reduce reduce-window sort scatter map topk"),
-    *_ops("reduce", 2, "dot gather convolution ragged-dot"),
+    *_ops("reduce", 2, "dot gather convolution"),
+    *_ops("reduce", 3, "ragged-dot"),
     *_ops("reduce", 3, "select-and-scatter"),
-    *_ops("control", VARIADIC, "call fusion conditional custom-call while after-all add-dependency domain"),
+    *_ops("control", VARIADIC, "call fusion conditional custom-call while after-all"),
+    *_ops("control", 1, "domain"),
+    *_ops("control", 2, "add-dependency"),
     *_ops(
         "collective",
         VARIADIC,
-        "all-gather all-gather-start all-gather-done all-reduce all-reduce-start all-reduce-done "
-        "all-to-all ragged-all-to-all collective-broadcast collective-permute collective-permute-start "
-        "collective-permute-done reduce-scatter async-start async-update async-done copy-start "
-        "copy-done send send-done recv recv-done infeed outfeed",
+        "all-gather all-gather-start all-reduce all-reduce-start all-to-all collective-broadcast "
+        "collective-permute collective-permute-start reduce-scatter async-start send send-done recv recv-done "
+        "infeed outfeed",
     ),
+    # the second halves of asynchronous pairs read the first half's value (hlo_opcode.h: arity 1)
+    *_ops("collective", 1, "all-gather-done all-reduce-done collective-permute-done async-update async-done "
+          "copy-start copy-done"),
+    *_ops("collective", 6, "ragged-all-to-all"),
     *_ops(
         "other",
         VARIADIC,
