@@ -15,6 +15,7 @@ from ..passes import PASS_NAMES, run_graph_passes
 from ..passes.batchnorm import expand_batch_norm
 from .assemble import build_program
 from .delayout import remove_layouts
+from .expand import expand_one_device
 from .flatten import flatten_feeds
 from .fused import Fused, form_fusions
 from .fusion import plan_fusion
@@ -27,7 +28,8 @@ from .split_reduce import split_large_reductions
 from .subprogram import lower_control_flow
 
 SPLIT = (("split", split_large_reductions),)
-STAGES = ("bind", "inline", "delayout", "batchnorm", "simplify", *PASS_NAMES, "split", "fusion", "subprograms", "program")
+STAGES = ("bind", "expand", "inline", "delayout", "batchnorm", "simplify", *PASS_NAMES, "split", "fusion", "subprograms",
+          "program")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
     m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
     dump("bind", m)
+    m = expand_one_device(m, source_text)               # collectives, async pairs, markers: as on one device
+    dump("expand", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     m = flatten_feeds(m)                                # infeed/recv values nesting tuples: one flat tuple
     dump("inline", m)

@@ -50,4 +50,9 @@ def custom_call_rule(targets: dict[str, OpRule]) -> OpRule:
         t = target(instr)
         return t.scratch_bytes(instr, shapes) if t is not None and t.scratch_bytes is not None else 0
 
-    return OpRule("custom-call", shape=shape, kernel=kernel, scratch_bytes=scratch, buffered_operands=True)
+    def expand(instr: Instruction, shapes: list[Shape], fresh):
+        t = target(instr)
+        return None if t is None or t.expand is None else t.expand(instr, shapes, fresh)
+
+    return OpRule("custom-call", shape=shape, kernel=kernel, scratch_bytes=scratch, buffered_operands=True,
+                  expand=expand)

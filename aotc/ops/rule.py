@@ -11,6 +11,11 @@ from typing import Callable, Optional
 from ..hlo.ir import Instruction
 from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
 
+class Unsupported(Exception):
+    """Raised by an `expand` rule when aotc cannot compile the instruction as written (a
+    collective naming other devices); lowering turns it into a located error."""
+
+
 # shape_rule(instr, operand_shapes) -> inferred result shape; raises ShapeError
 ShapeRule = Callable[[Instruction, list[Shape]], Shape]
 
@@ -54,3 +59,8 @@ class OpRule:
     epilogue: Optional[Callable[[Instruction, list[Shape]], bool]] = None
     # for opcode "custom-call": the custom_call_target this rule defines (custom_call.py)
     target: Optional[str] = None
+    # expand(instr, operand_shapes, fresh) -> the plain instructions computing the op as one
+    # device does, the last one named instr.name (`fresh(base)` gives unused names), or None to
+    # keep it; lower/expand.py splices them in before inlining (collectives, asynchronous pairs,
+    # sharding markers, dimension sizes). Raises Unsupported for what aotc cannot compile.
+    expand: Optional[Callable[[Instruction, list[Shape], Callable[[str], str]], Optional[list[Instruction]]]] = None
