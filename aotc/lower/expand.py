@@ -10,12 +10,12 @@ from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import leaves
 from ..ops.registry import rule
-from ..ops.rule import Unsupported
+from ..ops.rule import Expansion, Unsupported
 from .order import name_maker
 
 
 def expand_one_device(m: Module, source_text: str | None = None) -> Module:
-    fresh = name_maker(m)
+    fresh = Expansion(name_maker(m), m)
     comps = []
     for comp in m.computations:
         shapes = {i.name: i.shape for i in comp.instructions}

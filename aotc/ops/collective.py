@@ -103,8 +103,8 @@ def _zeros(instr: Instruction, shape: Shape, name: str, fresh: Fresh) -> list[In
 
 
 def _operands_value(instr: Instruction, name: str, shape: Shape, fresh: Fresh) -> list[Instruction]:
-    """`name` = the operands themselves: one operand's value, or the tuple of several."""
-    if len(instr.operands) == 1:
+    """`name` = the operands themselves: one array operand's value, or the tuple of them."""
+    if len(instr.operands) == 1 and not isinstance(shape, TupleShape):
         return _copy(instr, instr.operands[0], shape, name, fresh)
     return [Instruction(name, Op.TUPLE, shape, instr.operands, loc=instr.loc)]
 
@@ -115,8 +115,11 @@ def _element(instr: Instruction, k: int) -> list[Instruction]:
                         loc=instr.loc)]
 
 
-def _tuple_of(shapes: list[Shape]) -> Shape:
-    return shapes[0] if len(shapes) == 1 else TupleShape(tuple(shapes))
+def _tuple_of(shapes: list[Shape], declared: Shape | None = None) -> Shape:
+    """One operand's shape, or the tuple of several (or of one, when `declared` is a tuple)."""
+    if len(shapes) == 1 and not isinstance(declared, TupleShape):
+        return shapes[0]
+    return TupleShape(tuple(shapes))
 
 
 def _elem(shape: Shape, k: int, what: str) -> Shape:
@@ -134,7 +137,14 @@ def _same_as_operands(instr: Instruction, shapes: list[Shape]) -> Shape:
     other devices keep the declared shape (lowering refuses them with their reason)."""
     if not shapes:
         raise ShapeError(f"{instr.opcode} needs an operand")
-    return instr.shape if _one_device(instr) else _tuple_of(shapes)
+    return instr.shape if _one_device(instr) else _tuple_of(shapes, instr.shape)
+
+
+def _all_to_all_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    if isinstance(instr.shape, TupleShape) and len(shapes) != 1 and not _one_device(instr):
+        raise ShapeError(f"all-to-all's tuple form takes one operand per device of its group (one here), "
+                         f"not {len(shapes)}")
+    return _same_as_operands(instr, shapes)
 
 
 def _expand_same(instr: Instruction, shapes: list[Shape], fresh: Fresh) -> list[Instruction]:
@@ -150,6 +160,58 @@ def _expand_permute(instr: Instruction, shapes: list[Shape], fresh: Fresh) -> li
     if _permutes_to_self(instr):
         return _copy(instr, instr.operands[0], instr.shape, instr.name, fresh)
     return _zeros(instr, instr.shape, instr.name, fresh)
+
+
+_KINDS = (Op.ADD, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM, Op.AND, Op.OR, Op.XOR)
+
+
+def _reduction_kind(instr: Instruction, fresh: Fresh) -> Op | None:
+    """The reduction XLA:CPU recognizes in `to_apply` (a binary op of its two parameters)."""
+    comp = fresh.computation(instr.attr("to_apply"))
+    params = [p.name for p in comp.parameters]
+    root = comp.root_instruction
+    if len(params) == 2 and root.opcode in _KINDS and sorted(root.operands) == sorted(params):
+        return root.opcode
+    return None
+
+
+def _expand_reduce_scatter(instr: Instruction, shapes: list[Shape], fresh: Fresh) -> list[Instruction]:
+    """XLA:CPU's reduce-scatter folds the one participant's value into the reduction's identity
+    (`0 + x`, `1 * x`, `std::max(-inf, x)`, ...), so on floats it is not quite a copy: 0 + -0
+    is +0, subnormals flush, and max / min over a NaN give the identity (-inf / +inf)."""
+    _check_one_device(instr)
+    if len(instr.operands) != 1 or not isinstance(instr.shape, ArrayShape):
+        raise Unsupported(f"reduce-scatter {instr.name}: the form with several operands is not supported")
+    kind = _reduction_kind(instr, fresh)
+    if kind is None:
+        raise Unsupported(f"reduce-scatter {instr.name}: to_apply={instr.attr('to_apply')} is not a reduction "
+                          "XLA:CPU runs (add, multiply, maximum, minimum, and, or, xor of its two parameters)")
+    shape, x = instr.shape, instr.operands[0]
+    if shape.dtype.kind not in ("float", "complex"):  # integers: the identity op x is x
+        return _copy(instr, x, shape, instr.name, fresh)
+    if kind not in (Op.ADD, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM):
+        raise Unsupported(f"reduce-scatter {instr.name}: {kind} of {shape.dtype} values")
+    scalar = ArrayShape(shape.dtype, ())
+
+    def splat(value: float, what: str) -> list[Instruction]:
+        c = Instruction(fresh(f"{instr.name}.{what}.scalar"), Op.CONSTANT, scalar,
+                        literal=Literal(scalar, np.array(value, shape.dtype.numpy)), loc=instr.loc)
+        return [c, Instruction(fresh(f"{instr.name}.{what}"), Op.BROADCAST, shape.with_layout(None), (c.name,),
+                               (("dimensions", ()),), loc=instr.loc)]
+
+    one = splat(1.0, "one")
+    if kind in (Op.ADD, Op.MULTIPLY):  # 0 + x and 1 * x, flushing a subnormal x as XLA:CPU does
+        init = splat(0.0, "zero") if kind == Op.ADD else one
+        return [*init, Instruction(instr.name, kind, shape, (init[-1].name, x), loc=instr.loc)]
+    # std::max(init, x) is `init < x ? x : init`, std::min(init, x) is `x < init ? x : init`
+    # (maxss / minss: the x taken is flushed, as 1 * x is)
+    init = splat(-np.inf if kind == Op.MAXIMUM else np.inf, "identity")
+    lhs, rhs = (init[-1].name, x) if kind == Op.MAXIMUM else (x, init[-1].name)
+    pred = ArrayShape(DTYPES["pred"], shape.dims)
+    k = Instruction(fresh(f"{instr.name}.takes"), Op.COMPARE, pred, (lhs, rhs), (("direction", "LT"),), loc=instr.loc)
+    fx = Instruction(fresh(f"{instr.name}.flushed"), Op.MULTIPLY, shape, (one[-1].name, x), loc=instr.loc)
+    return [*one, *init, k, fx, Instruction(instr.name, Op.SELECT, shape, (k.name, fx.name, init[-1].name),
+                                            loc=instr.loc)]
 
 
 def _id_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -278,8 +340,10 @@ def _expand_done(k: int) -> Callable:
     return expand
 
 
-for _op in ("all-reduce", "all-reduce-start", "all-gather", "reduce-scatter", "all-to-all", "collective-broadcast"):
+for _op in ("all-reduce", "all-reduce-start", "all-gather", "collective-broadcast"):
     RULES.append(OpRule(_op, shape=_same_as_operands, structural=True, expand=_expand_same))
+RULES.append(OpRule("all-to-all", shape=_all_to_all_shape, structural=True, expand=_expand_same))
+RULES.append(OpRule("reduce-scatter", shape=_same_as_operands, structural=True, expand=_expand_reduce_scatter))
 RULES.append(OpRule("collective-permute", shape=_same_as_operands, structural=True, expand=_expand_permute))
 for _op in ("replica-id", "partition-id"):
     RULES.append(OpRule(_op, shape=_id_shape, structural=True, expand=_expand_id))

@@ -8,8 +8,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..hlo.ir import Instruction
+from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """What an `expand` rule may use: calling it gives a fresh instruction name from `base`;
+    `computation(name)` is a computation of the module (a reducer, say)."""
+
+    names: Callable[[str], str]
+    module: Module
+
+    def __call__(self, base: str) -> str:
+        return self.names(base)
+
+    def computation(self, name: str) -> Computation:
+        return self.module.computation(name)
+
 
 class Unsupported(Exception):
     """Raised by an `expand` rule when aotc cannot compile the instruction as written (a
@@ -60,7 +75,7 @@ class OpRule:
     # for opcode "custom-call": the custom_call_target this rule defines (custom_call.py)
     target: Optional[str] = None
     # expand(instr, operand_shapes, fresh) -> the plain instructions computing the op as one
-    # device does, the last one named instr.name (`fresh(base)` gives unused names), or None to
-    # keep it; lower/expand.py splices them in before inlining (collectives, asynchronous pairs,
+    # device does, the last one named instr.name (`fresh`, an Expansion, gives unused names and
+    # the module's computations), or None to keep it; lower/expand.py splices them in before inlining (collectives, asynchronous pairs,
     # sharding markers, dimension sizes). Raises Unsupported for what aotc cannot compile.
-    expand: Optional[Callable[[Instruction, list[Shape], Callable[[str], str]], Optional[list[Instruction]]]] = None
+    expand: Optional[Callable[[Instruction, list[Shape], Expansion], Optional[list[Instruction]]]] = None

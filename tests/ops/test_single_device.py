@@ -1,0 +1,332 @@
+"""Ops exported from multi-device code, with their one-replica, one-partition meaning, against
+XLA:CPU run with one device: replica-id, partition-id, the collectives (all-reduce,
+all-gather, reduce-scatter, all-to-all, collective-permute) and their -start/-done halves,
+domain, the SPMD sharding markers, get-dimension-size and dynamic-reshape on static shapes, and
+instruction names reused across computations.
+
+XLA:CPU cannot run four of them: copy-start/copy-done and collective-broadcast (its thunk
+emitter has no code for them), async-start/async-done (the path through StableHLO that runs
+HLO text loses their shapes) and the tuple form of all-to-all (it crashes). Those cases (`SAME_AS`) are compared with the outputs XLA gives
+for the plain op they stand for on one device (copy, call), on the same inputs.
+
+Located errors: groups or pairs naming another device, a partitioned shard shape, bounded
+dynamic shapes.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.ops.conftest import assert_matches, load_case, run_hlo_text
+
+_RNG = np.random.default_rng(11)
+_X = np.concatenate([_RNG.standard_normal(33 * 65 - 6).astype(np.float32),
+                     np.array([np.nan, -0.0, np.inf, -np.inf, 1e-40, 3e38], np.float32)]).reshape(33, 65)
+_N = _RNG.integers(-1000, 1000, (33, 65)).astype(np.int32)
+_ADD = """add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+"""
+_MAX_S32 = """max_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] maximum(a, b)
+}
+"""
+
+CASES = {
+    "single_replica_ids": ("""HloModule single_replica_ids
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  s = u32[] add(r, p)
+  f = f32[] convert(s)
+  b = f32[33,65] broadcast(f), dimensions={}
+  y = f32[33,65] add(x, b)
+  ROOT t = (u32[], u32[], f32[33,65]) tuple(r, p, y)
+}
+""", [_X], 0.0),
+    "single_all_reduce": ("""HloModule single_all_reduce
+""" + _ADD + _MAX_S32 + """
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[33,65] parameter(1)
+  a = f32[33,65] all-reduce(x), replica_groups={}, to_apply=add
+  b = f32[33,65] all-reduce(x), replica_groups={{0}}, to_apply=add
+  c = f32[33,65] all-reduce(a), replica_groups=[1,1]<=[1], to_apply=add
+  d = (f32[33,65], f32[33,65]) all-reduce(b, x), replica_groups={}, to_apply=add
+  e = f32[33,65] get-tuple-element(d), index=1
+  f = s32[33,65] all-reduce(n), replica_groups={{0}}, to_apply=max_s32
+  g = f32[33,65] multiply(c, e)
+  ROOT t = (f32[33,65], f32[33,65], s32[33,65]) tuple(a, g, f)
+}
+""", [_X, _N], 0.0),
+    "single_all_reduce_start": ("""HloModule single_all_reduce_start
+""" + _ADD + """
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  s = f32[33,65] all-reduce-start(x), replica_groups={{0}}, to_apply=add
+  d = f32[33,65] all-reduce-done(s)
+  ROOT e = f32[33,65] exponential(d)
+}
+""", [_X], 1e-6),
+    "single_all_gather": ("""HloModule single_all_gather
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[33,65] parameter(1)
+  a = f32[33,65] all-gather(x), replica_groups={}, dimensions={0}
+  b = f32[33,65] all-gather(x), replica_groups={{0}}, dimensions={1}, use_global_device_ids=true, channel_id=1
+  s = (f32[33,65], f32[33,65]) all-gather-start(x), replica_groups={{0}}, dimensions={1}
+  c = f32[33,65] all-gather-done(s)
+  w = (f32[33,65], s32[33,65]) all-gather(x, n), replica_groups={}, dimensions={0}
+  e = s32[33,65] get-tuple-element(w), index=1
+  ab = f32[33,65] subtract(a, b)
+  ROOT t = (f32[33,65], f32[33,65], s32[33,65]) tuple(ab, c, e)
+}
+""", [_X, _N], 0.0),
+    "single_reduce_scatter": ("""HloModule single_reduce_scatter
+""" + _ADD + """
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] multiply(b, a)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] minimum(a, b)
+}
+addh {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT c = bf16[] add(a, b)
+}
+""" + _MAX_S32 + """
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[33,65] parameter(1)
+  a = f32[33,65] reduce-scatter(x), replica_groups={}, dimensions={1}, to_apply=add
+  b = f32[33,65] reduce-scatter(x), replica_groups={{0}}, dimensions={0}, to_apply=mul
+  c = f32[33,65] reduce-scatter(x), replica_groups={}, dimensions={1}, to_apply=max
+  d = f32[33,65] reduce-scatter(x), replica_groups={}, dimensions={1}, to_apply=min
+  h = bf16[33,65] convert(x)
+  e = bf16[33,65] reduce-scatter(h), replica_groups={}, dimensions={1}, to_apply=addh
+  f = s32[33,65] reduce-scatter(n), replica_groups={}, dimensions={0}, to_apply=max_s32
+  ROOT t = (f32[33,65], f32[33,65], f32[33,65], f32[33,65], bf16[33,65], s32[33,65]) tuple(a, b, c, d, e, f)
+}
+""", [_X, _N], 0.0),
+    "single_all_to_all": ("""HloModule single_all_to_all
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  a = f32[33,65] all-to-all(x), replica_groups={{0}}, dimensions={0}
+  b = f32[33,65] all-to-all(a), replica_groups=[1,1]<=[1], dimensions={1}
+  ROOT o = (f32[33,65], f32[33,65]) tuple(a, b)
+}
+""", [_X], 0.0),
+    "single_collective_permute": ("""HloModule single_collective_permute
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[7] parameter(1)
+  a = f32[33,65] collective-permute(x), source_target_pairs={{0,0}}
+  b = f32[33,65] collective-permute(x), source_target_pairs={}
+  c = s32[7] collective-permute(n), source_target_pairs={}, channel_id=2
+  s = (f32[33,65], f32[33,65], u32[], u32[]) collective-permute-start(x), source_target_pairs={{0,0}}
+  d = f32[33,65] collective-permute-done(s)
+  e = f32[33,65] add(a, d)
+  ROOT o = (f32[33,65], f32[33,65], s32[7]) tuple(e, b, c)
+}
+""", [_X, np.arange(7, dtype=np.int32) - 3], 0.0),
+    "single_domain_sharding": ("""HloModule single_domain_sharding
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  d = f32[33,65] domain(x), domain={kind="sharding", entry={maximal device=0}, exit={replicated}}
+  s = f32[33,65] custom-call(d), custom_call_target="Sharding", sharding={replicated}
+  a = f32[33,65] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  m = f32[33,65] multiply(a, a)
+  ROOT b = f32[33,65] custom-call(m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+""", [_X], 0.0),
+    "single_dimension_size": ("""HloModule single_dimension_size
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  d0 = s32[] get-dimension-size(x), dimensions={0}
+  d1 = s32[] get-dimension-size(x), dimensions={1}
+  m = s32[] multiply(d0, d1)
+  r = f32[65,33] dynamic-reshape(x, a, b)
+  ROOT t = (s32[], s32[], f32[65,33]) tuple(d1, m, r)
+}
+""", [_X, np.int32(5), np.int32(7)], 0.0),
+    "reused_names": ("""HloModule reused_names
+sq {
+  x = f32[] parameter(0)
+  y = f32[] multiply(x, x)
+  ROOT z = f32[] add(y, x)
+}
+body {
+  x = f32[33,65] parameter(0)
+  y = f32[33,65] exponential(x)
+  ROOT z = f32[33,65] negate(y)
+}
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  y = f32[33,65] call(x), to_apply=body
+  y.1 = f32[33,65] map(x), dimensions={0,1}, to_apply=sq
+  z = f32[33,65] add(y, y.1)
+  ROOT z.1 = f32[33,65] subtract(z, x)
+}
+""", [np.clip(_X, -5, 5)], 1e-6),
+    # the plain ops three cases below stand for (XLA:CPU cannot run those)
+    "single_plain_copy": ("""HloModule single_plain_copy
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  c = f32[33,65] copy(x)
+  ROOT e = f32[33,65] exponential(c)
+}
+""", [_X], 1e-6),
+    "single_plain_call": ("""HloModule single_plain_call
+wrapped {
+  p = f32[33,65] parameter(0)
+  q = s32[33,65] parameter(1)
+  e = f32[33,65] exponential(p)
+  f = f32[33,65] convert(q)
+  ROOT m = f32[33,65] multiply(e, f)
+}
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[33,65] parameter(1)
+  ROOT c = f32[33,65] call(x, n), to_apply=wrapped
+}
+""", [np.clip(_X, -5, 5), _N], 1e-6),
+}
+
+# cases XLA:CPU cannot run, each compared with the XLA outputs of the plain case it stands for
+SAME_AS = {
+    "copy_start_done": ("single_plain_copy", """HloModule copy_start_done
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  s = (f32[33,65], f32[33,65], u32[]) copy-start(x)
+  c = f32[33,65] copy-done(s)
+  ROOT e = f32[33,65] exponential(c)
+}
+"""),
+    "all_to_all_tuple": ("single_plain_copy", """HloModule all_to_all_tuple
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  t = (f32[33,65]) all-to-all(x), replica_groups={{0}}
+  c = f32[33,65] get-tuple-element(t), index=0
+  ROOT e = f32[33,65] exponential(c)
+}
+"""),
+    "collective_broadcast": ("single_plain_copy", """HloModule collective_broadcast
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  c = f32[33,65] collective-broadcast(x), replica_groups={{0}}
+  ROOT e = f32[33,65] exponential(c)
+}
+"""),
+    "async_start_done": ("single_plain_call", """HloModule async_start_done
+wrapped {
+  p = f32[33,65] parameter(0)
+  q = s32[33,65] parameter(1)
+  e = f32[33,65] exponential(p)
+  f = f32[33,65] convert(q)
+  ROOT m = f32[33,65] multiply(e, f)
+}
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  n = s32[33,65] parameter(1)
+  s = ((f32[33,65], s32[33,65]), f32[33,65], s32[]) async-start(x, n), calls=wrapped
+  u = ((f32[33,65], s32[33,65]), f32[33,65], s32[]) async-update(s)
+  ROOT d = f32[33,65] async-done(u)
+}
+"""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name, check_case):
+    text, _, rtol = CASES[name]
+    check_case(name, text, rtol)
+
+
+@pytest.mark.parametrize("name", sorted(SAME_AS))
+def test_same_as_plain_op(name, workdir):
+    plain, text = SAME_AS[name]
+    inputs, expected = load_case(plain)
+    got = run_hlo_text(text, inputs, workdir, name)
+    assert len(got) == len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, CASES[plain][2], f"{name} output {k}")
+
+
+_ERRORS = {
+    "replica_groups={{0,1}}": ("""HloModule e
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+}
+""", 9, "names devices other than device 0"),
+    "iota groups": ("""HloModule e
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT r = f32[8] all-gather(x), replica_groups=[1,2]<=[2], dimensions={0}
+}
+""", 4, "replica_groups=[1,2]<=[2] names devices other than device 0"),
+    "pairs": ("""HloModule e
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] collective-permute(x), source_target_pairs={{0,1},{1,0}}
+}
+""", 4, "source_target_pairs={{0,1},{1,0}} names devices"),
+    "shard shape": ("""HloModule e
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT a = f32[2] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+}
+""", 4, "partitioned for several devices"),
+    "dynamic parameter": ("""HloModule e
+ENTRY main {
+  x = f32[<=8,3] parameter(0)
+  ROOT n = f32[<=8,3] negate(x)
+}
+""", 3, "bounded dynamic shape f32[<=8,3]"),
+    "set-dimension-size": ("""HloModule e
+ENTRY main {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  s = f32[<=8] set-dimension-size(x, n), dimensions={0}
+  ROOT d = s32[] get-dimension-size(s), dimensions={0}
+}
+""", 5, "set-dimension-size s has the bounded dynamic shape f32[<=8]"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_ERRORS))
+def test_located_errors(what):
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+
+    text, line, message = _ERRORS[what]
+    with pytest.raises(AotcError) as err:
+        fe = driver.frontend("e.hlo", None, CompileOptions(), text=text)
+        driver.generate(fe, None, CompileOptions())
+    assert message in str(err.value)
+    assert err.value.loc is not None and err.value.loc.line == line, str(err.value)
