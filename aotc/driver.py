@@ -25,6 +25,7 @@ from .frontend.c_names import prefix_problem
 from .frontend.config import bound_as_feeds, load_config
 from .frontend.constants import resolve_constants
 from .frontend.signature import Signature, resolve_signature
+from .frontend.tuple_params import flatten_tuple_parameters
 from .hlo.ir import Module
 from .hlo.printer import print_module
 from .hlo.verifier import verify
@@ -94,6 +95,7 @@ def frontend(model: str, config=None, options: CompileOptions = CompileOptions()
     if not (keep_elided and options.elided_constants == "error" and options.bind_constants is None):
         module = resolve_constants(module, options.elided_constants,    # elided constants
                                    options.bind_constants, source)
+    module = flatten_tuple_parameters(module)                           # one feed per leaf of a tuple parameter
     progress("signature", None)
     inputs = [model] if text is None else []
     if options.bind_constants is not None:

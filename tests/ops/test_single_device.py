@@ -16,6 +16,7 @@ Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -187,6 +188,22 @@ ENTRY main {
   ROOT z.1 = f32[33,65] subtract(z, x)
 }
 """, [np.clip(_X, -5, 5)], 1e-6),
+    "tuple_parameter": ("""HloModule tuple_parameter
+ENTRY main {
+  p = (f32[33,65], (s32[33,65], bf16[5,3]), f32[]) parameter(0)
+  x = f32[33,65] get-tuple-element(p), index=0
+  q = (s32[33,65], bf16[5,3]) get-tuple-element(p), index=1
+  n = s32[33,65] get-tuple-element(q), index=0
+  h = bf16[5,3] get-tuple-element(q), index=1
+  s = f32[] get-tuple-element(p), index=2
+  b = f32[33,65] broadcast(s), dimensions={}
+  f = f32[33,65] convert(n)
+  m = f32[33,65] multiply(x, b)
+  y = f32[33,65] add(m, f)
+  hh = bf16[5,3] multiply(h, h)
+  ROOT t = (f32[33,65], bf16[5,3], s32[33,65]) tuple(y, hh, n)
+}
+""", [_X, _N, (np.arange(15, dtype=np.float32).reshape(5, 3) / 7).astype(ml_dtypes.bfloat16), np.float32(-1.5)], 0.0),
     # the plain ops three cases below stand for (XLA:CPU cannot run those)
     "single_plain_copy": ("""HloModule single_plain_copy
 ENTRY main {

@@ -208,6 +208,14 @@ def read_text(path_or_text: str) -> str:
     return path_or_text
 
 
+def _leaf_shapes(shape) -> list:
+    """The array leaves of a tuple shape, depth first."""
+    out = []
+    for s in shape.tuple_shapes():
+        out.extend(_leaf_shapes(s) if s.is_tuple() else [s])
+    return out
+
+
 class XlaExecutable:
     """One HLO text module compiled for XLA:CPU (a single device)."""
 
@@ -217,8 +225,14 @@ class XlaExecutable:
         module = hlo.hlo_module_from_text(text)
         proto = module.as_serialized_hlo_module_proto()
         program = hlo.XlaComputation(proto).program_shape()
-        self.param_types = [(tuple(s.dimensions()), np.dtype(s.numpy_dtype()))
-                            for s in program.parameter_shapes()]
+        params = list(program.parameter_shapes())
+        # one tuple-shaped parameter: XLA takes its leaves as the arguments (tupled arguments)
+        self.tupled = len(params) == 1 and params[0].is_tuple()
+        if self.tupled:
+            params = _leaf_shapes(params[0])
+        elif any(s.is_tuple() for s in params):
+            raise ValueError("a tuple-shaped parameter is supported by the oracle only as the only parameter")
+        self.param_types = [(tuple(s.dimensions()), np.dtype(s.numpy_dtype())) for s in params]
         res = program.result_shape()
         leaves = res.tuple_shapes() if res.is_tuple() else [res]
         if any(s.is_tuple() for s in leaves):
@@ -227,8 +241,9 @@ class XlaExecutable:
         backend = xla_bridge.get_backend("cpu")
         self.device = backend.devices()[0]
         stablehlo = ext.mlir.hlo_to_stablehlo(proto)
-        self.exe = backend.compile_and_load(stablehlo, ext.DeviceList((self.device,)),
-                                            ext.CompileOptions())
+        options = ext.CompileOptions()
+        options.parameter_is_tupled_arguments = self.tupled
+        self.exe = backend.compile_and_load(stablehlo, ext.DeviceList((self.device,)), options)
 
     def coerce(self, inputs) -> list[np.ndarray]:
         """Check inputs against the parameter shapes; bf16 may come as uint16 bits."""
