@@ -1,4 +1,5 @@
-"""Dimension sizes: get-dimension-size, set-dimension-size and dynamic-reshape. aotc compiles
+"""Dimension sizes: get-dimension-size and dynamic-reshape (set-dimension-size always gives a
+dynamic shape, so it has no rule: lower/expand.py refuses it with the rest). aotc compiles
 static shapes: a bounded dynamic dimension (`f32[<=8]`, whose real size XLA carries beside the
 buffer at run time) is refused by lower/expand.py, so here get-dimension-size of a static
 dimension is that constant and a dynamic-reshape to a static shape is a reshape (XLA ignores
@@ -43,15 +44,6 @@ def _get_expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Instruct
                         loc=instr.loc)]
 
 
-def _set_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    d = _dimension(instr, shapes[0])
-    if shapes[1] != _S32:
-        raise ShapeError(f"set-dimension-size takes an s32[] size, got {shapes[1]}")
-    x = shapes[0]
-    dynamic = tuple(k == d or bool(x.dynamic and x.dynamic[k]) for k in range(x.rank))
-    return ArrayShape(x.dtype, x.dims, x.layout, dynamic)
-
-
 def _reshape_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     out = instr.shape
     if not isinstance(out, ArrayShape) or not isinstance(shapes[0], ArrayShape):
@@ -69,5 +61,4 @@ def _reshape_expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Inst
 
 
 RULES.append(OpRule("get-dimension-size", shape=_get_shape, structural=True, expand=_get_expand))
-RULES.append(OpRule("set-dimension-size", shape=_set_shape))  # its result is dynamic: refused
 RULES.append(OpRule("dynamic-reshape", shape=_reshape_shape, structural=True, expand=_reshape_expand))

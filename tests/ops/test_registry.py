@@ -1,6 +1,7 @@
 """The op registry: every op aotc compiles has at least one XLA-oracle fixture (an op-table
 fixture, a corpus case or a hand-written case of tests/ops, all with expected outputs from
-XLA:CPU), so no op is registered untested."""
+XLA:CPU; for an op XLA:CPU cannot run, a `SAME_AS` case compared with XLA's outputs for the
+plain op it stands for), so no op is registered untested."""
 from __future__ import annotations
 
 import importlib
@@ -23,6 +24,9 @@ def _fixture_texts():
             mod = importlib.import_module(f"tests.ops.{m.name}")
             for name, case in getattr(mod, "CASES", {}).items():
                 yield name, case[0]
+            # ops XLA:CPU cannot run, compared with XLA's outputs for the plain op they stand for
+            for name, (_, text) in getattr(mod, "SAME_AS", {}).items():
+                yield name, text
     from tests.numeric import cases as numeric
     yield "flag_matrix", numeric.hlo_text()
     # ops that call into the application: checked from C against XLA running the equivalent

@@ -169,6 +169,14 @@ ENTRY main {
   ROOT t = (s32[], s32[], f32[65,33]) tuple(d1, m, r)
 }
 """, [_X, np.int32(5), np.int32(7)], 0.0),
+    "single_add_dependency": ("""HloModule single_add_dependency
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  t = token[] after-all()
+  d = f32[33,65] add-dependency(x, t)
+  ROOT n = f32[33,65] negate(d)
+}
+""", [_X], 0.0),
     "reused_names": ("""HloModule reused_names
 sq {
   x = f32[] parameter(0)
