@@ -156,10 +156,12 @@ OPS = ["add", "multiply", "negate", "abs", "select", "broadcast", "reshape", "tr
 
 
 @st.composite
-def computations(draw, name: str, callees: list[str], is_entry: bool):
+def computations(draw, name: str, callees: list[str], is_entry: bool, pool: list[str]):
+    """A computation whose instruction names come from `pool` (8 names no other computation
+    uses: instruction names are unique in a module, as the parser makes them)."""
     n_params = draw(st.integers(0, 3))
     n_ops = draw(st.integers(0 if n_params else 1, 5))
-    names = draw(st.lists(NAMES, min_size=n_params + n_ops, max_size=n_params + n_ops, unique=True))
+    names = pool[:n_params + n_ops]
     numbers = draw(st.permutations(list(range(n_params))))
     instrs: list[Instruction] = []
     for i, name_i in enumerate(names):
@@ -199,7 +201,8 @@ def modules(draw):
     count = draw(st.integers(1, 3))
     names = draw(st.lists(NAMES, min_size=count, max_size=count, unique=True))
     entry = draw(st.integers(0, count - 1))
-    comps = tuple(draw(computations(n, names[:i], i == entry)) for i, n in enumerate(names))
+    pool = draw(st.lists(NAMES, min_size=8 * count, max_size=8 * count, unique=True))
+    comps = tuple(draw(computations(n, names[:i], i == entry, pool[8 * i:8 * i + 8])) for i, n in enumerate(names))
     layout = draw(st.none() | st.tuples(st.lists(shapes(), max_size=3).map(tuple), shapes()))
     aliases = draw(st.lists(st.builds(Alias, st.lists(st.integers(0, 3), max_size=2).map(tuple), st.integers(0, 3),
                                       st.lists(st.integers(0, 3), max_size=2).map(tuple),
