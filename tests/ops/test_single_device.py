@@ -9,8 +9,11 @@ emitter has no code for them), async-start/async-done (the path through StableHL
 HLO text loses their shapes) and the tuple form of all-to-all (it crashes). Those cases (`SAME_AS`) are compared with the outputs XLA gives
 for the plain op they stand for on one device (copy, call), on the same inputs.
 
-Located errors: groups or pairs naming another device, a partitioned shard shape, bounded
-dynamic shapes.
+stochastic-convert is XLA's decomposition, compared with XLA bit for bit.
+
+Located errors: groups or pairs naming another device, a partitioned shard shape, a
+reduce-scatter reducer XLA:CPU does not run, stochastic-convert to a float, bounded dynamic
+shapes.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -26,6 +29,10 @@ _RNG = np.random.default_rng(11)
 _X = np.concatenate([_RNG.standard_normal(33 * 65 - 6).astype(np.float32),
                      np.array([np.nan, -0.0, np.inf, -np.inf, 1e-40, 3e38], np.float32)]).reshape(33, 65)
 _N = _RNG.integers(-1000, 1000, (33, 65)).astype(np.int32)
+# values with every fraction, small and huge magnitudes, the integer ranges' edges and NaN
+_SC_X = np.concatenate([_RNG.uniform(-300, 300, 33 * 65 - 16),
+                        [np.nan, -np.inf, np.inf, -0.0, 0.5, -0.5, 127.5, -128.5, 2.0 ** 31, -2.0 ** 31,
+                         3e9, -3e9, 32767.5, -32768.9, 1e-40, 1e38]]).astype(np.float32).reshape(33, 65)
 _ADD = """add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -212,6 +219,25 @@ ENTRY main {
   ROOT t = (f32[33,65], bf16[5,3], s32[33,65]) tuple(y, hh, n)
 }
 """, [_X, _N, (np.arange(15, dtype=np.float32).reshape(5, 3) / 7).astype(ml_dtypes.bfloat16), np.float32(-1.5)], 0.0),
+    "stochastic_convert": ("""HloModule stochastic_convert
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  r = u32[33,65] parameter(1)
+  h = bf16[33,65] parameter(2)
+  q = u16[33,65] parameter(3)
+  f = f16[33,65] parameter(4)
+  d = f64[33,65] parameter(5)
+  w = u64[33,65] parameter(6)
+  a = s32[33,65] stochastic-convert(x, r)
+  b = s8[33,65] stochastic-convert(x, r)
+  c = s16[33,65] stochastic-convert(h, q)
+  e = s32[33,65] stochastic-convert(f, q)
+  g = s64[33,65] stochastic-convert(d, w)
+  ROOT t = (s32[33,65], s8[33,65], s16[33,65], s32[33,65], s64[33,65]) tuple(a, b, c, e, g)
+}
+""", [_SC_X, _RNG.integers(0, 2**32, (33, 65), dtype=np.uint32), _SC_X.astype(ml_dtypes.bfloat16),
+      _RNG.integers(0, 2**16, (33, 65), dtype=np.uint16), np.clip(_SC_X, -6e4, 6e4).astype(np.float16),
+      _SC_X.astype(np.float64) * 1e9, _RNG.integers(0, 2**64, (33, 65), dtype=np.uint64)], 0.0),
     # the plain ops three cases below stand for (XLA:CPU cannot run those)
     "single_plain_copy": ("""HloModule single_plain_copy
 ENTRY main {
@@ -326,6 +352,24 @@ ENTRY main {
   ROOT a = f32[2] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}
 }
 """, 4, "partitioned for several devices"),
+    "stochastic-convert to a float": ("""HloModule e
+ENTRY main {
+  x = f32[4] parameter(0)
+  r = u32[4] parameter(1)
+  ROOT z = bf16[4] stochastic-convert(x, r)
+}
+""", 5, "from f32 to bf16 (XLA:CPU converts floats to signed integers s8 to s64 only)"),
+    "reduce-scatter reducer": ("""HloModule e
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] subtract(a, b)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] reduce-scatter(x), replica_groups={}, dimensions={0}, to_apply=sub
+}
+""", 9, "to_apply=sub is not a reduction XLA:CPU runs"),
     "dynamic parameter": ("""HloModule e
 ENTRY main {
   x = f32[<=8,3] parameter(0)
