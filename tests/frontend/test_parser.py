@@ -290,3 +290,20 @@ def test_every_table_opcode_is_accepted():
     lines = [f"  i{n} = f32[] {op}()" for n, op in enumerate(sorted(OPCODES)) if op not in ("parameter", "constant")]
     m = parse_hlo("HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n  ROOT z = f32[] constant(0)\n}\n")
     assert {i.opcode for i in m.entry_computation.instructions} == set(OPCODES) - {"parameter"}
+
+
+def test_names_reused_across_computations_are_renamed():
+    """A name may recur in another computation (XLA's parser accepts it and renames); aotc
+    keeps ENTRY's names and renames the others to the first free `name.N`."""
+    from aotc.hlo.printer import print_module
+
+    text = ("HloModule m\n\nf {\n  x = f32[2] parameter(0)\n  x.1 = f32[2] negate(x)\n  ROOT y = f32[2] abs(x.1)\n}\n\n"
+            "g {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] exponential(x)\n}\n\n"
+            "ENTRY main {\n  x = f32[2] parameter(0)\n  y = f32[2] call(x), to_apply=f\n"
+            "  ROOT z = f32[2] call(y), to_apply=g\n}\n")
+    m = parse_hlo(text)
+    names = {c.name: [i.name for i in c.instructions] for c in m.computations}
+    assert names == {"main": ["x", "y", "z"], "f": ["x.2", "x.1", "y.1"], "g": ["x.3", "y.2"]}
+    f = m.computation("f")
+    assert f.get("x.1").operands == ("x.2",) and f.root == "y.1" and f.get("y.1").operands == ("x.1",)
+    assert parse_hlo(print_module(m)) == m

@@ -43,10 +43,6 @@ BAD = {
         H + "ENTRY main {\n  x = f32[2] parameter(0)\n  ROOT a = f32[2] negate(x, x)\n}\n",
         "v.hlo:5:8: error: a: negate takes 1 operand, got 2",
     ),
-    "duplicate_name_across_computations": (
-        H + NEG + "ENTRY main {\n  x = f32[2] parameter(0)\n  ROOT c = f32[2] call(x), to_apply=f\n}\n",
-        "v.hlo:9:3: error: duplicate instruction name x (first defined at line 4)",
-    ),
     "dangling_to_apply": (
         H + "ENTRY main {\n  x = f32[2] parameter(0)\n  ROOT c = f32[2] call(x), to_apply=g\n}\n",
         "v.hlo:5:8: error: c: to_apply=g names no computation",
