@@ -176,6 +176,37 @@ ENTRY main {
   ROOT t = (s32[], s32[], f32[65,33]) tuple(d1, m, r)
 }
 """, [_X, np.int32(5), np.int32(7)], 0.0),
+    "single_collectives_in_loop": ("""HloModule single_collectives_in_loop
+""" + _ADD + """
+cond {
+  s = (s32[], f32[33,65]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[33,65]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[33,65] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = f32[33,65] all-reduce(x), replica_groups={{0}}, to_apply=add
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  h = f32[] constant(0.5)
+  g = f32[] add(f, h)
+  b = f32[33,65] broadcast(g), dimensions={}
+  y = f32[33,65] multiply(r, b)
+  ROOT t = (s32[], f32[33,65]) tuple(j, y)
+}
+ENTRY main {
+  x = f32[33,65] parameter(0)
+  zero = s32[] constant(0)
+  s = (s32[], f32[33,65]) tuple(zero, x)
+  w = (s32[], f32[33,65]) while(s), condition=cond, body=body
+  ROOT o = f32[33,65] get-tuple-element(w), index=1
+}
+""", [_X], 0.0),
     "single_add_dependency": ("""HloModule single_add_dependency
 ENTRY main {
   x = f32[33,65] parameter(0)
@@ -298,7 +329,7 @@ wrapped {
 ENTRY main {
   x = f32[33,65] parameter(0)
   n = s32[33,65] parameter(1)
-  s = ((f32[33,65], s32[33,65]), f32[33,65], s32[]) async-start(x, n), calls=wrapped
+  s = ((f32[33,65], s32[33,65]), f32[33,65], s32[]) async-start(x, n), async_execution_thread="parallel", calls=wrapped
   u = ((f32[33,65], s32[33,65]), f32[33,65], s32[]) async-update(s)
   ROOT d = f32[33,65] async-done(u)
 }
