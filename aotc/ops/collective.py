@@ -137,7 +137,13 @@ def _same_as_operands(instr: Instruction, shapes: list[Shape]) -> Shape:
     other devices keep the declared shape (lowering refuses them with their reason)."""
     if not shapes:
         raise ShapeError(f"{instr.opcode} needs an operand")
-    return instr.shape if _one_device(instr) else _tuple_of(shapes, instr.shape)
+    if _one_device(instr) or (len(shapes) == 1 and shapes[0].same_logical(instr.shape)):
+        return instr.shape  # (one operand that is itself a tuple: its value)
+    want = _tuple_of(shapes, instr.shape)
+    if not want.same_logical(instr.shape):
+        raise ShapeError(f"{instr.opcode} on one device gives {want.text(False)}, not {instr.shape.text(False)} "
+                         "(a module built for several devices; aotc compiles for one)")
+    return want
 
 
 def _all_to_all_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -149,6 +155,8 @@ def _all_to_all_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 def _expand_same(instr: Instruction, shapes: list[Shape], fresh: Fresh) -> list[Instruction]:
     _check_one_device(instr)
+    if len(shapes) == 1 and shapes[0].same_logical(instr.shape):  # an array, or one tuple operand
+        return _copy(instr, instr.operands[0], shapes[0], instr.name, fresh)
     return _operands_value(instr, instr.name, instr.shape, fresh)
 
 

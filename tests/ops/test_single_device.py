@@ -371,6 +371,12 @@ ENTRY main {
   ROOT r = f32[8] all-gather(x), replica_groups=[1,2]<=[2], dimensions={0}
 }
 """, 4, "replica_groups=[1,2]<=[2] names devices other than device 0"),
+    "gathered shape": ("""HloModule e
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT r = f32[8] all-gather(x), replica_groups={}, dimensions={0}
+}
+""", 4, "all-gather on one device gives f32[4], not f32[8] (a module built for several devices"),
     "pairs": ("""HloModule e
 ENTRY main {
   x = f32[4] parameter(0)
