@@ -207,19 +207,39 @@ def _expand_reduce_scatter(instr: Instruction, shapes: list[Shape], fresh: Fresh
         return [c, Instruction(fresh(f"{instr.name}.{what}"), Op.BROADCAST, shape.with_layout(None), (c.name,),
                                (("dimensions", ()),), loc=instr.loc)]
 
-    one = splat(1.0, "one")
-    if kind in (Op.ADD, Op.MULTIPLY):  # 0 + x and 1 * x, flushing a subnormal x as XLA:CPU does
-        init = splat(0.0, "zero") if kind == Op.ADD else one
-        return [*init, Instruction(instr.name, kind, shape, (init[-1].name, x), loc=instr.loc)]
+    if kind == Op.ADD:  # 0 + x: +0 for -0, a subnormal flushed (FTZ), as XLA:CPU gives
+        zero = splat(0.0, "zero")
+        return [*zero, Instruction(instr.name, Op.ADD, shape, (zero[-1].name, x), loc=instr.loc)]
+    if shape.dtype.kind == "complex":
+        raise Unsupported(f"reduce-scatter {instr.name}: {kind} of {shape.dtype} values")
+    # 1 * x is x with a subnormal flushed (DAZ); written as a select, since a C compiler may
+    # fold a multiplication by one away
+    if kind == Op.MULTIPLY:
+        return _flushed(instr, x, shape, splat, fresh, instr.name)
+    flushed = _flushed(instr, x, shape, splat, fresh, fresh(f"{instr.name}.flushed"))
     # std::max(init, x) is `init < x ? x : init`, std::min(init, x) is `x < init ? x : init`
-    # (maxss / minss: the x taken is flushed, as 1 * x is)
+    # (maxss / minss: the x taken is flushed)
+    fx = flushed[-1].name
     init = splat(-np.inf if kind == Op.MAXIMUM else np.inf, "identity")
     lhs, rhs = (init[-1].name, x) if kind == Op.MAXIMUM else (x, init[-1].name)
     pred = ArrayShape(DTYPES["pred"], shape.dims)
     k = Instruction(fresh(f"{instr.name}.takes"), Op.COMPARE, pred, (lhs, rhs), (("direction", "LT"),), loc=instr.loc)
-    fx = Instruction(fresh(f"{instr.name}.flushed"), Op.MULTIPLY, shape, (one[-1].name, x), loc=instr.loc)
-    return [*one, *init, k, fx, Instruction(instr.name, Op.SELECT, shape, (k.name, fx.name, init[-1].name),
-                                            loc=instr.loc)]
+    return [*flushed, *init, k, Instruction(instr.name, Op.SELECT, shape, (k.name, fx, init[-1].name), loc=instr.loc)]
+
+
+def _flushed(instr: Instruction, x: str, shape: ArrayShape, splat, fresh: Fresh, name: str) -> list[Instruction]:
+    """x with a subnormal (of the type XLA:CPU computes it in: f32 for bf16, f16 has none
+    there) read as a zero of its sign: `|x| < smallest normal ? x * 0 : x`, named `name`."""
+    if shape.dtype.name == "f16":
+        return _copy(instr, x, shape, name, fresh)
+    tiny = float(np.finfo(np.float64 if shape.dtype.name == "f64" else np.float32).tiny)
+    zero, limit = splat(0.0, "zero"), splat(tiny, "smallest_normal")
+    pred = ArrayShape(DTYPES["pred"], shape.dims)
+    a = Instruction(fresh(f"{instr.name}.abs"), Op.ABS, shape, (x,), loc=instr.loc)
+    k = Instruction(fresh(f"{instr.name}.subnormal"), Op.COMPARE, pred, (a.name, limit[-1].name),
+                    (("direction", "LT"),), loc=instr.loc)
+    z = Instruction(fresh(f"{instr.name}.signed_zero"), Op.MULTIPLY, shape, (x, zero[-1].name), loc=instr.loc)
+    return [*zero, *limit, a, k, z, Instruction(name, Op.SELECT, shape, (k.name, z.name, x), loc=instr.loc)]
 
 
 def _id_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
