@@ -48,8 +48,9 @@ def _expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Instruction]
     def splat(base: str, value, dt) -> str:  # MakeScalarLike: the value cast to the element type
         scalar = ArrayShape(dt, ())
         c = fresh(f"{instr.name}.{base}.scalar")
-        out.append(Instruction(c, Op.CONSTANT, scalar, literal=Literal(scalar, np.array(value).astype(dt.numpy)),
-                               loc=instr.loc))
+        with np.errstate(over="ignore"):  # 2^31 in f16 is inf, as XLA's cast gives
+            value = np.array(value).astype(dt.numpy)
+        out.append(Instruction(c, Op.CONSTANT, scalar, literal=Literal(scalar, value), loc=instr.loc))
         return add(base, Op.BROADCAST, dt, (c,), (("dimensions", ()),))
 
     def cmp(base: str, a: str, b: str, direction: str) -> str:
