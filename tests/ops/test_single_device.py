@@ -438,6 +438,7 @@ def test_located_errors(what):
     assert err.value.loc is not None and err.value.loc.line == line, str(err.value)
 
 
+@pytest.mark.slow  # imports jax
 def test_jax_shard_map_on_one_device(workdir):
     """What JAX exports for shard_map over a one-device mesh (psum, axis_index, all_gather,
     ppermute: all-reduce, partition-id, all-gather, collective-permute), read as StableHLO and
