@@ -278,12 +278,14 @@ ENTRY main {
 }
 """, [_X], 1e-6),
     "single_plain_call": ("""HloModule single_plain_call
+""" + _ADD + """
 wrapped {
   p = f32[33,65] parameter(0)
   q = s32[33,65] parameter(1)
   e = f32[33,65] exponential(p)
+  r = f32[33,65] all-reduce(e), replica_groups={{0}}, to_apply=add
   f = f32[33,65] convert(q)
-  ROOT m = f32[33,65] multiply(e, f)
+  ROOT m = f32[33,65] multiply(r, f)
 }
 ENTRY main {
   x = f32[33,65] parameter(0)
@@ -319,12 +321,14 @@ ENTRY main {
 }
 """),
     "async_start_done": ("single_plain_call", """HloModule async_start_done
+""" + _ADD + """
 wrapped {
   p = f32[33,65] parameter(0)
   q = s32[33,65] parameter(1)
   e = f32[33,65] exponential(p)
+  r = f32[33,65] all-reduce(e), replica_groups={{0}}, to_apply=add
   f = f32[33,65] convert(q)
-  ROOT m = f32[33,65] multiply(e, f)
+  ROOT m = f32[33,65] multiply(r, f)
 }
 ENTRY main {
   x = f32[33,65] parameter(0)
