@@ -15,9 +15,10 @@ from .order import name_maker
 
 
 def expand_one_device(m: Module, source_text: str | None = None) -> Module:
-    fresh = Expansion(name_maker(m), m)
+    names = name_maker(m)
     comps = []
     for comp in m.computations:
+        fresh = Expansion(names, m, comp)
         shapes = {i.name: i.shape for i in comp.instructions}
         out: list[Instruction] = []
         changed = False

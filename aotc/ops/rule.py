@@ -14,16 +14,23 @@ from ..hlo.shape import Shape, ShapeError  # noqa: F401  (op families raise it)
 @dataclass(frozen=True, slots=True)
 class Expansion:
     """What an `expand` rule may use: calling it gives a fresh instruction name from `base`;
-    `computation(name)` is a computation of the module (a reducer, say)."""
+    `computation(name)` is a computation of the module (a reducer, say), `producer(name)` an
+    operand's instruction."""
 
     names: Callable[[str], str]
     module: Module
+    here: Optional[Computation] = None  # the computation being expanded
 
     def __call__(self, base: str) -> str:
         return self.names(base)
 
     def computation(self, name: str) -> Computation:
         return self.module.computation(name)
+
+    def producer(self, name: str) -> Instruction:
+        """The instruction named `name` in the computation being expanded (as the source has it)."""
+        assert self.here is not None
+        return self.here.get(name)
 
 
 class Unsupported(Exception):
