@@ -197,8 +197,10 @@ def _expand_reduce_scatter(instr: Instruction, shapes: list[Shape], fresh: Fresh
     shape, x = instr.shape, instr.operands[0]
     if shape.dtype.kind not in ("float", "complex"):  # integers: the identity op x is x
         return _copy(instr, x, shape, instr.name, fresh)
-    if kind not in (Op.ADD, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM):
+    if kind not in (Op.ADD, Op.MULTIPLY, Op.MAXIMUM, Op.MINIMUM) or (shape.dtype.is_narrow_float and kind != Op.ADD):
         raise Unsupported(f"reduce-scatter {instr.name}: {kind} of {shape.dtype} values")
+    if shape.dtype.name == "f8e8m0fnu":  # no zero to add: XLA:CPU gives the value itself
+        return _copy(instr, x, shape, instr.name, fresh)
     scalar = ArrayShape(shape.dtype, ())
 
     def splat(value: float, what: str) -> list[Instruction]:
