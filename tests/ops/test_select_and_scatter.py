@@ -196,6 +196,8 @@ def _export() -> None:
     import jax.numpy as jnp
     from jax import lax
 
+    from tests.oracle.xla import strip_debug_info
+
     for name, shape, win, strides, pad in POOLS:
         def pool(x):
             return lax.reduce_window(x, -jnp.inf, lax.max, win, strides, pad)
@@ -207,8 +209,8 @@ def _export() -> None:
 
         lowered = jax.jit(grad).lower(jax.ShapeDtypeStruct(shape, jnp.float32),
                                       jax.ShapeDtypeStruct(out_shape, jnp.float32))
-        (DATA / f"{name}_pre.hlo").write_text(lowered.as_text(dialect="hlo"))
-        (DATA / f"{name}_post.hlo").write_text(lowered.compile().as_text())
+        (DATA / f"{name}_pre.hlo").write_text(strip_debug_info(lowered.as_text(dialect="hlo")))
+        (DATA / f"{name}_post.hlo").write_text(strip_debug_info(lowered.compile().as_text()))
         print(name, shape, "->", out_shape)
 
 

@@ -80,6 +80,17 @@ def from_npz_array(a, type_name: str | None) -> np.ndarray:
 
 # ------------------------------------------------------------------ optimized HLO
 
+_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+# the stack-frame tables after an optimized module's header (FileNames holds the exporting
+# machine's paths)
+_FRAMES = re.compile(r"\n(?:FileNames|FunctionNames|FileLocations|StackFrames)\n(?:[^\n]+\n)*")
+
+
+def strip_debug_info(text: str) -> str:
+    """HLO text without op metadata and stack-frame tables: what a committed export keeps."""
+    return _FRAMES.sub("", _METADATA.sub("", text))
+
+
 _SHAPE_RE = re.compile(r"^([a-z0-9]+)\[([^\]]*)\](?:\{([^}]*)\})?")
 _INSTR_RE = re.compile(r"^(\s*)(ROOT\s+)?(%?[\w.\-]+)\s*=\s*(\S+)\s+([\w\-]+)\((.*)$")
 

@@ -9,7 +9,6 @@ and the outputs XLA:CPU computes (NAME.npz: in0, out0, out1, ...). Needs jax.
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -21,9 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.ops.gen_expected import save_npz  # noqa: E402
-
-# op metadata (source lines, op names) is most of a post-optimization module's text
-_METADATA = re.compile(r', metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+from tests.oracle.xla import strip_debug_info as strip  # noqa: E402
 
 IMPLS = {"tf": "threefry2x32", "rbg": "rbg", "urbg": "unsafe_rbg"}
 # unsafe_rbg differs from rbg only where keys are split or folded: its other models are
@@ -64,8 +61,8 @@ def main(argv: list[str]) -> int:
             f = jax.jit(lambda kd, fn=fn, impl=impl: fn(jax.random.wrap_key_data(kd, impl=impl)))
             kd = key_data(impl)
             lowered = f.lower(kd)
-            (HERE / f"{name}.pre.hlo").write_text(_METADATA.sub("", lowered.as_text(dialect="hlo")))
-            (HERE / f"{name}.post.hlo").write_text(_METADATA.sub("", lowered.compile().as_text()))
+            (HERE / f"{name}.pre.hlo").write_text(strip(lowered.as_text(dialect="hlo")))
+            (HERE / f"{name}.post.hlo").write_text(strip(lowered.compile().as_text()))
             outs = [np.asarray(o) for o in f(kd)]
             arrays = {"in0": kd}
             arrays.update({f"out{k}": o for k, o in enumerate(outs)})
