@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..hlo.ir import Alias, Computation, Instruction, Module
+from ..hlo.ir import Alias, Computation, Instruction, Module, name_maker
 from ..hlo.opcodes import Op
 from ..hlo.shape import Shape, TupleShape, leaves
 
@@ -20,14 +20,7 @@ def flatten_tuple_parameters(m: Module) -> Module:
     params = entry.parameters
     if not any(isinstance(p.shape, TupleShape) for p in params):
         return m
-    taken = {i.name for _, i in m.instructions()}
-
-    def fresh(base: str) -> str:
-        name, k = base, 1
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        return name
+    fresh = name_maker(m, "_")
 
     first: dict[int, int] = {}  # old parameter number -> number of its first leaf
     count = 0

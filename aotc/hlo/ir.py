@@ -8,7 +8,7 @@ Nothing here knows op semantics: shape rules live in `aotc.ops`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -260,3 +260,17 @@ class Module:
 
     def with_computations(self, comps: tuple[Computation, ...], entry: str | None = None) -> "Module":
         return replace(self, computations=comps, entry=entry or self.entry)
+
+
+def name_maker(m: Module, sep: str = ".") -> Callable[[str], str]:
+    """A function giving fresh instruction names (`base`, `base.1`, ... with `sep` '.') unused in `m`."""
+    taken = {i.name for _, i in m.instructions()}
+
+    def unique(base: str) -> str:
+        name, n = base, 1
+        while name in taken:
+            name, n = f"{base}{sep}{n}", n + 1
+        taken.add(name)
+        return name
+
+    return unique

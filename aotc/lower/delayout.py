@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape
-from .order import name_maker
+from ..hlo.ir import name_maker
 from ..hlo.opcodes import Op
 
 

@@ -11,7 +11,7 @@ from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import leaves
 from ..ops.registry import rule
 from ..ops.rule import Expansion, Unsupported
-from .order import name_maker
+from ..hlo.ir import name_maker
 
 
 def expand_one_device(m: Module, source_text: str | None = None) -> Module:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.opcodes import Op
 from ..hlo.shape import TupleShape
-from .order import name_maker
+from ..hlo.ir import name_maker
 
 _FLATTENED = (Op.INFEED, Op.SEND, Op.RECV, Op.RECV_DONE)
 

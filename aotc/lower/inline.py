@@ -17,7 +17,8 @@ from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.opcodes import Op, calls_inline
 from ..hlo.shape import ArrayShape
 from ..ops.registry import KEEPS_INDEX, has
-from .order import name_maker, topo_order
+from ..hlo.ir import name_maker
+from .order import topo_order
 
 MAX_PREFIX = 64  # deeper call chains name spliced instructions after their innermost call only
 

@@ -1,29 +1,13 @@
-"""Instruction order and naming helpers: a stable topological order of a
-computation, and fresh names for instructions a pass creates.
+"""Instruction order: a stable topological order of a computation (fresh instruction names
+are `hlo.ir.name_maker`'s).
 
 Source order is kept wherever it is already a valid order (pre-optimization
 dumps, XLA schedules); only forward references move.
 """
 from __future__ import annotations
 
-from typing import Callable
-
-from ..hlo.ir import Computation, Instruction, Module
+from ..hlo.ir import Computation, Instruction
 from ..ops.registry import side_effect
-
-
-def name_maker(m: Module) -> Callable[[str], str]:
-    """A function giving fresh instruction names (`base`, `base.1`, ...) unused in `m`."""
-    taken = {i.name for _, i in m.instructions()}
-
-    def unique(base: str) -> str:
-        name, n = base, 1
-        while name in taken:
-            name, n = f"{base}.{n}", n + 1
-        taken.add(name)
-        return name
-
-    return unique
 
 
 def topo_order(comp: Computation) -> list[Instruction]:
