@@ -25,7 +25,7 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import ir as K
-from ..kernel.builder import Index, store_value
+from ..kernel.builder import Index, compute_type, store_value
 from .bitcast_convert import _from_bits
 from .elementwise import _arr, call
 from .rule import OpRule, ShapeError
@@ -58,9 +58,8 @@ def _rbg_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         raise ShapeError("rng-bit-generator returns a tuple (new state, bits)")
     bits = out.elements[1]
     dt = bits.dtype
-    if dt.width not in (8, 16, 32, 64) or dt.kind in ("pred", "complex", "token"):
-        raise ShapeError(f"rng-bit-generator cannot generate {dt.name} bits (8/16/32/64-bit integers "
-                         "and floats only)")
+    if dt.width not in (2, 4, 8, 16, 32, 64) or dt.kind in ("pred", "complex", "token"):
+        raise ShapeError(f"rng-bit-generator cannot generate {dt.name} bits (integers and floats only)")
     return TupleShape((ArrayShape(st.dtype, st.dims), ArrayShape(dt, bits.dims)))
 
 
@@ -136,10 +135,16 @@ def philox4x32(kb, key: tuple[K.Expr, K.Expr], x: tuple[K.Expr, ...]) -> tuple[K
 def _store_bits(kb, out: K.Buf, at: K.Expr, bits: K.Expr) -> None:
     """Store generated bits (u32 or u64) as an element of `out`'s type: the low bits for a
     narrower type, reinterpreted (XLA converts to the unsigned type of the width, then
-    the result is those bits)."""
+    the result is those bits; a 2- or 4-bit type keeps the low bits of the 8-bit draw)."""
     dt = out.dtype
     u = DTYPES[_UINT[dt.bits]]
     b = bits if bits.ty == u else K.Cast(bits, u)
+    if dt.width < 8:
+        b = K.Binary("&", b, K.Const((1 << dt.width) - 1, u), u)
+        if dt.is_subbyte_int:
+            b = call(f"aotc_wrap_{dt.name}", compute_type(dt), K.Cast(b, compute_type(dt)))
+            kb.store(out, at, store_value(dt, b))
+            return
     if dt.name in ("f16", "bf16") or dt.is_narrow_float:  # stored as their bits: kept as they are
         kb.store(out, at, b)                               # (a signaling NaN is not quieted)
     else:
