@@ -15,12 +15,12 @@ CUSTOM_CALL, INFEED, OUTFEED, SEND, RECV = "custom_call", "infeed", "outfeed", "
 KINDS = (CUSTOM_CALL, INFEED, OUTFEED, SEND, RECV)
 
 # the element types the application sees, by XLA's PrimitiveType number (xla_data.proto), as
-# XLA's FFI numbers them; other types (s2/u2/s4/u4) cannot be passed
+# XLA's FFI numbers them (s2/u2/s4/u4 one value a byte, in the low bits)
 TYPE_NUMBERS = {
     "pred": 1, "s8": 2, "s16": 3, "s32": 4, "s64": 5, "u8": 6, "u16": 7, "u32": 8, "u64": 9, "f16": 10,
     "f32": 11, "f64": 12, "c64": 15, "bf16": 16, "c128": 18, "f8e5m2": 19, "f8e4m3fn": 20,
     "f8e4m3b11fnuz": 23, "f8e5m2fnuz": 24, "f8e4m3fnuz": 25, "f8e4m3": 28, "f8e3m4": 29, "f4e2m1fn": 32,
-    "f8e8m0fnu": 33,
+    "f8e8m0fnu": 33, "s4": 21, "u4": 22, "s2": 26, "u2": 27,
 }
 
 # typed FFI attribute kinds (what a value is stored as in the C table)
