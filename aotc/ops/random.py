@@ -10,7 +10,8 @@ differ. aotc's `rng` is a pure function of the module instead: Philox4x32-10 key
 (state 0); the same values on every run. The bits become samples as XLA's prng.cc makes
 them: uniform floats from the top mantissa bits (`[a, b)`), uniform integers by the
 remainder modulo `b - a` (XLA's two-step sum; `b <= a` gives `a`), normals by Box-Muller
-on pairs (`mu + sigma * z`). A while body or condition holding an `rng` is refused
+on pairs (`mu + sigma * z`). f16 and bf16 are drawn in f32 (operands widened, the sample
+rounded to nearest even), as XLA's RngExpander converts them. A while body or condition holding an `rng` is refused
 (lower/subprogram.py): every trip would repeat the same values.
 
 Each loop trip runs the cipher once and stores all the words it gives (2 for Threefry, 4
@@ -260,7 +261,7 @@ def _rng_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     dist = str(instr.attr("distribution", "")).lower()
     if dist not in ("rng_uniform", "rng_normal"):
         raise ShapeError(f"rng distribution={dist or '?'} is not rng_uniform or rng_normal")
-    ok = ("f32", "f64") if dist == "rng_normal" else ("f32", "f64", "s32", "u32", "s64", "u64")
+    ok = ("f16", "bf16", "f32", "f64") + (() if dist == "rng_normal" else ("s32", "u32", "s64", "u64"))
     if out.dtype.name not in ok:
         raise ShapeError(f"rng {dist} of {out.dtype.name} is not supported (aotc: {', '.join(ok)})")
     if len(shapes) != 2:
@@ -313,7 +314,8 @@ def _box_muller(kb, x0: K.Expr, x1: K.Expr, dt) -> tuple[K.Expr, K.Expr]:
 
 def _rng_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
-    dt = instr.array_shape.dtype
+    half = instr.array_shape.dtype
+    dt = DTYPES["f32"] if half.name in ("f16", "bf16") else half  # XLA's RngExpander: f32, rounded
     normal = str(instr.attr("distribution")).lower() == "rng_normal"
     scalar = Index((), ())
     a = kb.let(kb.operand(instr, 0, scalar), "a")
@@ -340,7 +342,7 @@ def _rng_kernel(kb, instr: Instruction, outs) -> None:
         else:
             vals = [_uniform_int(kb, x, a, b, dt) for x in bits]
         for t in range(elements):
-            kb.store(out, i * per + t, vals[t])
+            kb.store(out, i * per + t, store_value(half, vals[t]))
 
     if n // per:
         i = kb.loop("i", n // per, (K.PARALLEL,))

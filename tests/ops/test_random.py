@@ -145,6 +145,11 @@ RNG_CASES = {
     "rng_dist_normal_f64": ("rng_normal", "f64", (np.float64(-3.0), np.float64(0.5))),
     "rng_dist_uniform_s32": ("rng_uniform", "s32", (np.int32(-1000), np.int32(77777))),
     "rng_dist_uniform_u64": ("rng_uniform", "u64", (np.uint64(5), np.uint64(2**40 + 3))),
+    # halves: drawn in f32 and rounded (XLA's RngExpander), so b itself can come out
+    "rng_dist_uniform_f16": ("rng_uniform", "f16", (np.float16(-2.0), np.float16(3.0))),
+    "rng_dist_uniform_bf16": ("rng_uniform", "bf16", (ml_dtypes.bfloat16(0.5), ml_dtypes.bfloat16(0.75))),
+    "rng_dist_normal_f16": ("rng_normal", "f16", (np.float16(1.0), np.float16(2.0))),
+    "rng_dist_normal_bf16": ("rng_normal", "bf16", (ml_dtypes.bfloat16(-3.0), ml_dtypes.bfloat16(0.5))),
 }
 for _name, (_dist, _ty, _ab) in RNG_CASES.items():
     CASES[_name] = (_rng(_name, _dist, _ty, 10001), list(_ab), None)
@@ -208,13 +213,16 @@ def test_jax_random(model, workdir):
 @pytest.mark.parametrize("name", sorted(RNG_CASES))
 def test_rng_distribution(name, workdir):
     stats = pytest.importorskip("scipy.stats")
-    dist, _, (a, b) = RNG_CASES[name]
+    dist, ty, (a, b) = RNG_CASES[name]
     inputs, (xla,) = load_case(name)
     (got,) = run_hlo_text(CASES[name][0], inputs, workdir, name)
+    if ty == "bf16":  # the npz holds bf16 as its bits
+        xla = xla.view(ml_dtypes.bfloat16)
     assert got.dtype == xla.dtype and got.shape == xla.shape
     assert np.all(np.isfinite(got.astype(np.float64)))
     if dist == "rng_uniform":
-        assert got.min() >= a and got.max() < b, (got.min(), got.max())
+        top = got.max() <= b if ty in ("f16", "bf16") else got.max() < b
+        assert got.min() >= a and top, (got.min(), got.max())
     p = stats.ks_2samp(got.astype(np.float64), xla.astype(np.float64)).pvalue
     assert p > 1e-3, f"{name}: aotc's samples and XLA's differ in distribution (KS p = {p:.2g})"
     (again,) = run_hlo_text(CASES[name][0], inputs, workdir, name + "_again")
