@@ -411,8 +411,8 @@ def _reduce_precision_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     e, m = instr.attr("exponent_bits"), instr.attr("mantissa_bits")
     if not isinstance(e, int) or not isinstance(m, int) or e < 1 or m < 0:
         raise ShapeError(f"reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got {e!r}, {m!r}")
-    if a.dtype.name not in ("f32", "f64", "bf16", "f16"):
-        raise ShapeError(f"reduce-precision on {a.dtype.name} is not supported (f32, f64, bf16, f16)")
+    if a.dtype.kind != "float":
+        raise ShapeError(f"reduce-precision on {a.dtype.name} is not supported (floating-point types only)")
     return a.with_layout(None)
 
 
@@ -420,6 +420,9 @@ def _reduce_precision_elem(ctx, instr: Instruction, idx) -> K.Expr:
     dt = instr.array_shape.dtype
     s32 = DTYPES["s32"]
     e, m = (K.Const(min(instr.attr(k), 64), s32) for k in ("exponent_bits", "mantissa_bits"))
+    if dt.is_narrow_float:  # XLA:CPU: on the value widened to f16 (f8e8m0fnu: f32), then rounded back
+        inner = "f16" if narrow.in_f16(dt) else "f32"
+        return round_half(dt, call(f"aotc_reduce_precision_{inner}", F32, ctx.operand(instr, 0, idx), e, m))
     return call(f"aotc_reduce_precision_{dt.name}", compute_type(dt), ctx.operand(instr, 0, idx), e, m)
 
 

@@ -3,7 +3,8 @@ with E from 1 to the type's exponent width and M from 0 to its mantissa width, f
 bf16 and f16, on edge values (signed zeros, +-inf, quiet and signalling NaNs of both signs,
 the smallest and largest subnormals, the smallest normal, the largest finite value, values at
 and beside rounding ties) and random bit patterns; and a reduce-precision fused between other
-elementwise ops.
+elementwise ops. The narrow float types (computed by XLA:CPU in f16, f8e8m0fnu in f32, then
+rounded back) on every code, with E and M up to one past the type's widths.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -50,6 +51,28 @@ def _module(t: str) -> str:
 
 
 CASES = {f"reduce_precision_{t}": (_module(t), [_inputs(t)], 0.0) for t in TYPES}
+
+# narrow type -> (numpy type, exponent bits, mantissa bits, codes)
+NARROW = {"f8e3m4": (ml_dtypes.float8_e3m4, 3, 4, 256), "f8e4m3": (ml_dtypes.float8_e4m3, 4, 3, 256),
+          "f8e4m3fn": (ml_dtypes.float8_e4m3fn, 4, 3, 256), "f8e4m3fnuz": (ml_dtypes.float8_e4m3fnuz, 4, 3, 256),
+          "f8e4m3b11fnuz": (ml_dtypes.float8_e4m3b11fnuz, 4, 3, 256), "f8e5m2": (ml_dtypes.float8_e5m2, 5, 2, 256),
+          "f8e5m2fnuz": (ml_dtypes.float8_e5m2fnuz, 5, 2, 256), "f8e8m0fnu": (ml_dtypes.float8_e8m0fnu, 8, 0, 256),
+          "f4e2m1fn": (ml_dtypes.float4_e2m1fn, 2, 1, 16)}
+
+
+def _narrow_module(t: str) -> str:
+    _, e, m, n = NARROW[t]
+    lines = [f"HloModule reduce_precision_{t}", "ENTRY main {", f"  x = {t}[{n}] parameter(0)"]
+    names = [f"r_{ee}_{mm}" for ee in range(1, max(e, 5) + 2) for mm in range(0, m + 2)]
+    for nm in names:
+        ee, mm = nm.split("_")[1:]
+        lines.append(f"  {nm} = {t}[{n}] reduce-precision(x), exponent_bits={ee}, mantissa_bits={mm}")
+    lines.append(f"  ROOT out = ({', '.join([f'{t}[{n}]'] * len(names))}) tuple({', '.join(names)})")
+    return "\n".join(lines + ["}", ""])
+
+
+for _t, (_np, _e, _m, _n) in NARROW.items():
+    CASES[f"reduce_precision_{_t}"] = (_narrow_module(_t), [np.arange(_n, dtype=np.uint8).view(_np)], 0.0)
 CASES["reduce_precision_fused"] = ("""HloModule reduce_precision_fused
 ENTRY main {
   x = f32[1000] parameter(0)
@@ -84,7 +107,7 @@ def test_bad_attributes_are_located_errors(tmp_path):
     assert "reduce-precision" in str(e.value) and "m.hlo:4" in str(e.value)
 
 
-@pytest.mark.parametrize("t", sorted(TYPES))
+@pytest.mark.parametrize("t", sorted(TYPES) + sorted(NARROW))
 def test_bits(t, workdir):
     """The outputs' bits, NaN payloads included (assert_matches compares NaNs by position);
     f16's signalling NaNs leave aotc quiet, as every f16 store does."""
@@ -93,7 +116,7 @@ def test_bits(t, workdir):
     name = f"reduce_precision_{t}"
     inputs, expected = load_case(name)
     got = run_hlo_text(CASES[name][0], inputs, workdir, name + "_bits")
-    uty = TYPES[t][1]
+    uty = TYPES[t][1] if t in TYPES else np.uint8
     for k, (g, w) in enumerate(zip(got, expected)):
         g = np.asarray(g).view(uty)
         w = np.asarray(w).view(uty)
