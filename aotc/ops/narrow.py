@@ -25,8 +25,7 @@ def unary(op: str, src: DType, x: K.Expr, plain: K.Expr) -> K.Expr:
     """Unary `op` of a narrow `src` value `x` (in f32) before rounding; `plain` is the f32
     helper's value."""
     if in_f16(src) and op == "exponential-minus-one":
-        raise ShapeError(f"exponential-minus-one on {src.name} is not supported: XLA:CPU computes "
-                         "it in f16 with an expansion whose bits aotc does not reproduce")
+        return _call("aotc_expm1_f16", F32, x)
     if in_f16(src) and op == "logistic":
         return _call("aotc_logistic_f16", F32, x)
     if op in ("log", "log-plus-one"):

@@ -186,7 +186,8 @@ AOTC__DEF_SUBBYTE(u4, uint8_t, 4u, 0)
  *    operand with the and (max) or the or (min) of the operands' signs;
  *  - log and log1p give a negative NaN (but log passes a NaN through in the
  *    types with inf);
- *  - logistic of a half is 1 / (1 + exp(-x)) with each step rounded to f16.
+ *  - logistic of a half is 1 / (1 + exp(-x)) with each step rounded to f16, and
+ *    so is expm1's expansion.
  * f8e8m0fnu's 2^-127 is an f32 subnormal: the FP environment flushes it in
  * arithmetic and in (double) casts, so its conversions use the bits. */
 AOTC_INLINE float aotc_max_xla_f32(float x, float y) {
@@ -207,6 +208,15 @@ AOTC_INLINE float aotc_log_nan_f32(float x, float r, int keep) {
 }
 AOTC_INLINE float aotc_logistic_f16(float x) {
   return aotc_round_f16(1.0f / aotc_round_f16(1.0f + aotc_round_f16(aotc_exp_f32(-x))));
+}
+/* expm1 of a half as XLA's elemental emitter expands it, each step rounded to f16
+ * (exp and tanh in f32): e - 1 above 1/2 in magnitude, tanh(x/2) (e + 1) below */
+AOTC_INLINE float aotc_expm1_f16(float x) {
+  const float h = aotc_round_f16(x * 0.5f);
+  const float e = aotc_round_f16(aotc_exp_f32(x));
+  const float r = aotc_round_f16(aotc_round_f16(aotc_tanh_f32(h)) * aotc_round_f16(e + 1.0f));
+  if (h == 0.0f) return x;
+  return fabsf(x) > 0.5f ? aotc_round_f16(e - 1.0f) : r;
 }
 /* the quiet NaN XLA gives when a narrow value is widened (sign kept) */
 AOTC_INLINE float aotc_canon_nan_f32(float x) {

@@ -75,8 +75,6 @@ def _float_module(t: str) -> tuple[str, list[np.ndarray], list[str]]:
         outs.append((name, shape))
 
     for op in UNARY:
-        if op == "exponential-minus-one" and t != "f8e8m0fnu":
-            continue  # refused (test_expm1_in_f16_is_refused)
         out(f"u_{op.replace('-', '_')}", f"{t}[{n}]", f"{op}(x)")
     for op in BINARY:
         out(f"b_{op}", f"{t}[{n}]", f"{op}(x, y)")
@@ -255,19 +253,6 @@ def test_narrow_types_match_xla_bits(name, workdir):
             bad.append(f"{what}: {diff.size} differ, first at {diff[:4].tolist()}: "
                        f"aotc {gb.reshape(-1)[diff[:4]].tolist()} xla {eb.reshape(-1)[diff[:4]].tolist()}")
     assert not bad, f"{name}:\n" + "\n".join(bad)
-
-
-def test_expm1_in_f16_is_refused():
-    """XLA:CPU computes expm1 of the f16-computed narrow types with its own f16 expansion,
-    which aotc does not reproduce: a located error, not approximate bits."""
-    from aotc import driver
-    from aotc.errors import AotcError
-    from aotc.options import CompileOptions
-
-    text = "HloModule m\n\nENTRY e {\n  x = f8e4m3fn[4] parameter(0)\n  ROOT y = f8e4m3fn[4] exponential-minus-one(x)\n}\n"
-    fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
-    with pytest.raises(AotcError, match=r"m.hlo:5:8: error: .*exponential-minus-one on f8e4m3fn is not supported"):
-        driver.generate(fe, "/nonexistent/libm", CompileOptions())
 
 
 def test_convolution_is_refused():
