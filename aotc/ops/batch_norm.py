@@ -14,7 +14,8 @@ from .rule import OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
-FLOATS = ("f32", "f64", "bf16", "f16")
+FLOATS = ("f32", "f64", "bf16", "f16", "f8e3m4", "f8e4m3", "f8e4m3fn", "f8e4m3fnuz", "f8e4m3b11fnuz", "f8e5m2",
+          "f8e5m2fnuz", "f8e8m0fnu", "f4e2m1fn")
 # opcode -> the operands after the first: feature vectors, and grad_output (operand-shaped)
 _OPERANDS = {"batch-norm-inference": ("scale", "offset", "mean", "variance"),
              "batch-norm-training": ("scale", "offset"),

@@ -3,15 +3,20 @@ BatchNormExpander (xla/service/batchnorm_expander.cc) writes them: the same inst
 in the same order, so the later passes (the division by the element count becoming a
 multiplication by its reciprocal, constant folding) and the kernels see what XLA's do.
 Epsilon is the f32 XLA holds, converted to the operand type. Uses of a training or grad
-op's tuple elements are forwarded to the values that compute them.
+op's tuple elements are forwarded to the values that compute them. A narrow float op (f8,
+f4) is XLA:CPU's: the whole op in f16 (f8e8m0fnu: f32) on converted operands, each result
+converted back.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.opcodes import Op
-from ..hlo.shape import ArrayShape
+from ..hlo.shape import ArrayShape, TupleShape
 from ..ops.batch_norm import epsilon, feature_index
 from .rewrite import Graph, Names, broadcast, constant, op, sweep
 
@@ -24,7 +29,8 @@ def expand_batch_norm(m: Module) -> tuple[Module, bool]:
     for i in entry.instructions:
         if i.opcode in _BATCH_NORM:
             a = entry.get(i.operands[0]).array_shape
-            scalars.setdefault(a.dtype.name, a.with_dims(()).with_layout(None))
+            dt = _wide(a.dtype)
+            scalars.setdefault(dt.name, a.with_dims((), dt).with_layout(None))
     if not scalars:
         return m, False
     taken = {c.name for c in m.computations}
@@ -42,6 +48,11 @@ def expand_batch_norm(m: Module) -> tuple[Module, bool]:
         if ins.opcode not in _BATCH_NORM:
             return None
         x = g.get(ins.operands[0]).array_shape
+        if x.dtype.is_narrow_float:
+            return _in_wide(g, names, ins, expand, parts)
+        return expand(names, ins, x)
+
+    def expand(names: Names, ins: Instruction, x: ArrayShape) -> list[Instruction]:
         out = _Builder(names, ins, x, adders[x.dtype.name])
         if ins.opcode == Op.BATCH_NORM_INFERENCE:
             return out.inference()
@@ -50,6 +61,39 @@ def expand_batch_norm(m: Module) -> tuple[Module, bool]:
         return new
 
     return sweep(m, rule)
+
+
+def _wide(dt: DType) -> DType:
+    """The type XLA:CPU computes a batch-norm op of `dt` in."""
+    if not dt.is_narrow_float:
+        return dt
+    return DTYPES["f32" if dt.name == "f8e8m0fnu" else "f16"]
+
+
+def _in_wide(g: Graph, names: Names, ins: Instruction, expand, parts: dict) -> list[Instruction]:
+    """A narrow float batch-norm op as the same op in the wide type between converts."""
+    x = g.get(ins.operands[0]).array_shape
+    wide = _wide(x.dtype)
+    out: list[Instruction] = []
+    operands = []
+    for k, o in enumerate(ins.operands):
+        a = g.get(o).array_shape
+        out.append(op(names.fresh(f"{ins.name}.in{k}"), "convert", a.with_dims(a.dims, wide).with_layout(None),
+                      (o,), ins))
+        operands.append(out[-1].name)
+    leaves = ins.shape.elements if isinstance(ins.shape, TupleShape) else (ins.shape,)
+    wide_leaves = tuple(s.with_dims(s.dims, wide) for s in leaves)
+    shape = TupleShape(wide_leaves) if isinstance(ins.shape, TupleShape) else wide_leaves[0]
+    inner = replace(ins, name=names.fresh(f"{ins.name}.{wide.name}"), shape=shape, operands=tuple(operands))
+    out += expand(names, inner, x.with_dims(x.dims, wide))
+    if not isinstance(ins.shape, TupleShape):
+        return out + [op(ins.name, "convert", ins.shape, (inner.name,), ins)]
+    results = []
+    for k, (s, v) in enumerate(zip(leaves, parts.pop(inner.name))):
+        out.append(op(names.fresh(f"{ins.name}.out{k}"), "convert", s, (v,), ins))
+        results.append(out[-1].name)
+    parts[ins.name] = tuple(results)
+    return out + [op(ins.name, "tuple", ins.shape, tuple(results), ins)]
 
 
 def _fresh(taken: set[str], base: str) -> str:

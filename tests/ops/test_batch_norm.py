@@ -1,5 +1,5 @@
 """batch-norm-inference, batch-norm-training and batch-norm-grad against XLA:CPU, which
-expands them (BatchNormExpander) as aotc does: f32, f64, bf16 and f16, the feature
+expands them (BatchNormExpander) as aotc does: f32, f64, bf16, f16 and narrow floats, the feature
 dimension first, in the middle and last, several epsilons, NHWC activations of realistic
 size, and a NaN and an inf in one channel.
 
@@ -10,6 +10,8 @@ the f32 result was checked to be bit-identical): within 1e-6 (f32) / 1e-14 (f64)
 largest magnitude, one half step (1e-2) for bf16/f16. Training and grad also sum over every
 element of a channel in another order than XLA's: 1e-5 / 1e-12 (the variance is
 E[x^2] - E[x]^2, which cancels: XLA's formula, kept), the halves 2e-2 (one bf16 step).
+The narrow floats are the f16 (f8e8m0fnu: f32) op rounded once, as XLA:CPU's optimized module
+computes them; they inherit the f16 differences above, so one step of the narrow type.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -19,9 +21,16 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-_NP = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
-_TOL = {"f32": 1e-5, "f64": 1e-12, "bf16": 2e-2, "f16": 2e-2}
-_INFERENCE_TOL = {"f32": 1e-6, "f64": 1e-14, "bf16": 1e-2, "f16": 1e-2}
+_NP = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "f16": np.float16,
+       "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "f8e3m4": ml_dtypes.float8_e3m4,
+       "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
+       "f4e2m1fn": ml_dtypes.float4_e2m1fn}
+# the narrow float types: the op in f16 (f8e8m0fnu: f32) then rounded, one step of the type
+# (2^-mantissa bits) where the f16 value lies at a rounding boundary
+_NARROW_TOL = {"f8e4m3fn": 2 ** -3, "f8e5m2": 2 ** -2, "f8e3m4": 2 ** -4, "f8e4m3fnuz": 2 ** -3,
+               "f8e8m0fnu": 1.0, "f4e2m1fn": 0.5}
+_TOL = {"f32": 1e-5, "f64": 1e-12, "bf16": 2e-2, "f16": 2e-2, **_NARROW_TOL}
+_INFERENCE_TOL = {"f32": 1e-6, "f64": 1e-14, "bf16": 1e-2, "f16": 1e-2, **_NARROW_TOL}
 
 
 def _module(name: str, t: str, dims, f: int, eps: str) -> str:
@@ -72,7 +81,13 @@ _SPECS = [("bn_f32_nhwc", "f32", (2, 14, 14, 64), 3, "0.001", False),
           ("bn_f32_special", "f32", (2, 6, 6, 8), 3, "0.001", True),
           ("bn_f64", "f64", (3, 10, 10, 16), 3, "0.001", False),
           ("bn_bf16", "bf16", (2, 8, 8, 32), 3, "0.001", False),
-          ("bn_f16", "f16", (2, 8, 8, 32), 3, "0.001", False)]
+          ("bn_f16", "f16", (2, 8, 8, 32), 3, "0.001", False),
+          ("bn_f8e4m3fn", "f8e4m3fn", (1, 16, 16, 8), 3, "0.1", False),
+          ("bn_f8e5m2", "f8e5m2", (2, 8, 8, 32), 1, "0.001", True),
+          ("bn_f8e3m4", "f8e3m4", (2, 8, 8, 32), 3, "0.001", True),
+          ("bn_f8e4m3fnuz", "f8e4m3fnuz", (2, 8, 8, 32), 3, "0.001", True),
+          ("bn_f8e8m0fnu", "f8e8m0fnu", (2, 8, 8, 16), 3, "0.001", False),
+          ("bn_f4e2m1fn", "f4e2m1fn", (2, 8, 8, 16), 3, "0.001", False)]
 
 CASES = {name: (_module(name, t, dims, f, eps), _inputs(t, dims, f, sp), _TOL[t])
          for name, t, dims, f, eps, sp in _SPECS}
@@ -87,6 +102,8 @@ def test_case(name, workdir):
     got = run_hlo_text(text, inputs, workdir, name)
     assert len(got) == len(expected)
     t = CASES[name][0].split("x = ", 1)[1].split("[", 1)[0]
+    if t in _NARROW_TOL:  # the npz holds their codes
+        expected = [e.view(_NP[t]) for e in expected]
     assert_matches(got[0], expected[0], _INFERENCE_TOL[t], f"{name} inference")
     for k in range(1, len(got)):
         assert_matches(got[k], expected[k], rtol, f"{name} output {k}")
