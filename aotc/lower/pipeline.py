@@ -13,6 +13,7 @@ from ..hlo.opcodes import Op
 from ..hlo.shape import ArrayShape
 from ..passes import PASS_NAMES, run_graph_passes
 from ..passes.batchnorm import expand_batch_norm
+from ..passes.widen import widen_narrow_convolutions
 from .assemble import build_program
 from .delayout import remove_layouts
 from .expand import expand_one_device
@@ -28,7 +29,7 @@ from .split_reduce import split_large_reductions
 from .subprogram import lower_control_flow
 
 SPLIT = (("split", split_large_reductions),)
-STAGES = ("bind", "expand", "inline", "delayout", "batchnorm", "simplify", *PASS_NAMES, "split", "fusion", "subprograms",
+STAGES = ("bind", "expand", "inline", "delayout", "batchnorm", "widen", "simplify", *PASS_NAMES, "split", "fusion", "subprograms",
           "program")
 
 
@@ -63,6 +64,8 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("delayout", m)
     m, _ = expand_batch_norm(m)                         # batch-norm ops as XLA's BatchNormExpander writes them
     dump("batchnorm", m)
+    m, _ = widen_narrow_convolutions(m)                 # f8/f4/s4 convolutions in f32/s8, as XLA:CPU's
+    dump("widen", m)
     fetch_refs = [(renamed.get(f.instruction, f.instruction), f.shape_index) for f in sig.fetches]
     updates = [(k, f.update_output) for k, f in enumerate(sig.feeds)
                if f.kind == "variable" and not f.readonly and f.update_output is not None]

@@ -62,6 +62,9 @@ def _conv_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     kinds = {lhs.dtype.kind, rhs.dtype.kind, odt.kind}
     if not (kinds <= {"float"} or kinds <= {"sint", "uint"}):
         raise ShapeError(f"convolution of {lhs.dtype.name} x {rhs.dtype.name} -> {odt.name} is not supported")
+    two = next((d.name for d in (lhs.dtype, rhs.dtype, odt) if d.is_subbyte_int and d.width == 2), None)
+    if two:  # XLA:CPU refuses them too
+        raise ShapeError(f"convolution of {two} values is not supported (XLA:CPU has none either)")
     return ArrayShape(odt, tuple(dims))
 
 
@@ -78,23 +81,10 @@ def _conv_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     return nbytes if nbytes > _STACK_ACC_BYTES else 0
 
 
-def _narrow(shapes) -> str | None:
-    """The f8/f4 or sub-byte integer type among a convolution's shapes: XLA:CPU convolves
-    those in f16 (s8) with its own order of rounding, which aotc does not reproduce."""
-    for s in shapes:
-        if s.dtype.is_narrow_float or s.dtype.is_subbyte_int:
-            return s.dtype.name
-    return None
-
-
 def _conv_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, instr.array_shape
-    narrow = _narrow((lhs, rhs, res))
-    if narrow:
-        raise ShapeError(f"convolution of {narrow} values is not supported: XLA:CPU computes it in a "
-                         "wider type with its own rounding steps, which aotc does not reproduce")
     if res.size == 0:
         return
     plan = gemm_conv_plan(instr, lhs, rhs)
@@ -224,7 +214,7 @@ def _conv_accumulate(kb, instr: Instruction, c: ConvDims, acc: K.Buf, ob: K.Expr
 
 def _takes_epilogue(instr: Instruction, shapes: list[Shape]) -> bool:
     """Convolutions run as GEMM apply their elementwise consumers to each block of rows."""
-    return _narrow(shapes[:2]) is None and gemm_conv_plan(instr, shapes[0], shapes[1]) is not None
+    return gemm_conv_plan(instr, shapes[0], shapes[1]) is not None
 
 
 RULES.append(OpRule("convolution", shape=_conv_shape, kernel=_conv_kernel, scratch_bytes=_conv_scratch,

@@ -255,19 +255,6 @@ def test_narrow_types_match_xla_bits(name, workdir):
     assert not bad, f"{name}:\n" + "\n".join(bad)
 
 
-def test_convolution_is_refused():
-    """XLA:CPU convolves f8 values in f16 with its own rounding steps: a located error."""
-    from aotc import driver
-    from aotc.errors import AotcError
-    from aotc.options import CompileOptions
-
-    text = ("HloModule m\n\nENTRY e {\n  x = f8e5m2[1,4,4,2] parameter(0)\n  w = f8e5m2[3,3,2,2] parameter(1)\n"
-            "  ROOT c = f8e5m2[1,2,2,2] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n")
-    fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
-    with pytest.raises(AotcError, match=r"m.hlo:6:8: error: .*convolution of f8e5m2 values is not supported"):
-        driver.generate(fe, "/nonexistent/libm", CompileOptions())
-
-
 def test_dot_of_2_bit_ints_is_refused():
     from aotc import driver
     from aotc.errors import AotcError
