@@ -60,7 +60,7 @@ def _conv_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         dims[c.out_s[k]] = window_output_size(lhs.dims[c.lhs_s[k]], w)
     odt = instr.array_shape.dtype
     kinds = {lhs.dtype.kind, rhs.dtype.kind, odt.kind}
-    if not (kinds <= {"float"} or kinds <= {"sint", "uint"}):
+    if not (kinds <= {"float"} or kinds <= {"sint", "uint"} or kinds == {"pred"}):  # pred: passes/widen.py
         raise ShapeError(f"convolution of {lhs.dtype.name} x {rhs.dtype.name} -> {odt.name} is not supported")
     two = next((d.name for d in (lhs.dtype, rhs.dtype, odt) if d.is_subbyte_int and d.width == 2), None)
     if two:  # XLA:CPU refuses them too
@@ -85,6 +85,8 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lhs, rhs, res = lhs_i.array_shape, rhs_i.array_shape, instr.array_shape
+    if any(s.dtype.kind == "pred" or s.dtype.is_narrow_float or s.dtype.is_subbyte_int for s in (lhs, rhs, res)):
+        raise ShapeError(f"convolution of {res.dtype.name} values is not supported here (passes/widen.py widens them)")
     if res.size == 0:
         return
     plan = gemm_conv_plan(instr, lhs, rhs)

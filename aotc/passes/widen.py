@@ -1,7 +1,8 @@
 """Convolutions of the narrow types rewritten as XLA:CPU computes them: on operands converted
 to a wider type, the result converted back. f8/f4 values are convolved in f32 (the result
 narrowed through f16, as XLA's converts do; f8e8m0fnu straight from f32), s2/s4 in s8 and
-u2/u4 in u8 (the result wrapped to the type). Only the HLO changes here; the convolution
+u2/u4 in u8 (the result wrapped to the type); pred as the count of true products in s32,
+converted back (nonzero is true: XLA's and-or convolution). Only the HLO changes here; the convolution
 and convert rules do the arithmetic.
 """
 from __future__ import annotations
@@ -18,6 +19,8 @@ def _wide(dt: DType) -> DType:
         return DTYPES["f32"]
     if dt.is_subbyte_int:
         return DTYPES["s8" if dt.kind == "sint" else "u8"]
+    if dt.kind == "pred":  # and is multiply, or is add: a nonzero count of true products
+        return DTYPES["s32"]
     return dt
 
 

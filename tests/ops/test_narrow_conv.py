@@ -1,6 +1,6 @@
 """Convolutions of the narrow types against XLA:CPU, which convolves them in a wider type
 (aotc/passes/widen.py): f8/f4 in f32 then narrowed through f16 (f8e8m0fnu straight from
-f32), s4 in s8 and u4 in u8 then wrapped (XLA:CPU has no s2/u2 convolution; aotc refuses it). A 3x3 NHWC convolution 1x16x16x8 -> 16 per
+f32), s4 in s8 and u4 in u8 then wrapped (XLA:CPU has no s2/u2 convolution; aotc refuses it); pred as an or of ands. A 3x3 NHWC convolution 1x16x16x8 -> 16 per
 type, and a strided, dilated one with feature groups.
 
 Bits are compared exactly: the f32 sums of up to 72 products of narrow values are exact or
@@ -22,11 +22,13 @@ _NP = {"f8e3m4": ml_dtypes.float8_e3m4, "f8e4m3": ml_dtypes.float8_e4m3, "f8e4m3
        "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz,
        "f8e5m2": ml_dtypes.float8_e5m2, "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
        "f8e8m0fnu": ml_dtypes.float8_e8m0fnu, "f4e2m1fn": ml_dtypes.float4_e2m1fn,
-       "s4": ml_dtypes.int4, "u4": ml_dtypes.uint4}
+       "s4": ml_dtypes.int4, "u4": ml_dtypes.uint4, "pred": np.bool_}
 
 
 def _values(t: str, shape, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
+    if t == "pred":  # sparse enough that some outputs stay false
+        return rng.random(shape) < 0.04
     if t in ("s4", "u4"):
         info = ml_dtypes.iinfo(_NP[t])
         return rng.integers(int(info.min), int(info.max) + 1, shape).astype(_NP[t])
@@ -61,7 +63,7 @@ CASES = {}
 for _k, _t in enumerate(_NP):
     CASES[f"narrow_conv_{_t}"] = (_conv(f"narrow_conv_{_t}", _t),
                                   [_values(_t, (1, 16, 16, 8), 2 * _k), _values(_t, (3, 3, 8, 16), 2 * _k + 1)], 0.0)
-for _k, _t in enumerate(("f8e4m3fn", "f8e5m2", "s4", "u4")):
+for _k, _t in enumerate(("f8e4m3fn", "f8e5m2", "s4", "u4", "pred")):
     CASES[f"narrow_conv_grouped_{_t}"] = (_grouped(f"narrow_conv_grouped_{_t}", _t),
                                           [_values(_t, (2, 12, 12, 8), 50 + _k), _values(_t, (3, 3, 4, 6), 60 + _k)], 0.0)
 
