@@ -353,3 +353,19 @@ def _rng_kernel(kb, instr: Instruction, outs) -> None:
 
 
 RULES.append(OpRule("rng", shape=_rng_shape, kernel=_rng_kernel))
+
+
+# ------------------------------------------------------------------ rng-get-and-update-state
+
+
+def _rng_state_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    """Refused with what XLA:CPU does: each call site's 128-bit counter lives in its compiled
+    kernel (a process-wide global), starts at 0x7012395 and grows by `delta` on every
+    execution; the u64[2] result is its old value (low word first). aotc keeps no state
+    across runs of an instance yet, and a fixed value would repeat XLA's first run only."""
+    raise ShapeError("rng-get-and-update-state is not supported: XLA:CPU returns a counter that "
+                     "persists across executions (from 0x7012395, +delta each run), and aotc keeps no "
+                     "state between runs")
+
+
+RULES.append(OpRule("rng-get-and-update-state", shape=_rng_state_shape))
