@@ -348,3 +348,58 @@ def test_custom_calls_in_a_loop_with_tuple_and_empty_results(tmp_path):
     (called every trip though nothing reads it), a constant operand."""
     model = open(os.path.join(os.path.dirname(__file__), "data", "custom_calls_in_loop.hlo")).read()
     run_ok(build(tmp_path, model, "cl", CHECK + LOOP_APP, custom_calls=("split", "log", "split2")))
+
+
+# ---------------------------------------------------------------- sub-byte integers
+
+SUBBYTE = """HloModule subbyte
+
+ENTRY main {
+  t0 = token[] after-all()
+  f = ((s4[64], u2[8]), token[]) infeed(t0)
+  d = (s4[64], u2[8]) get-tuple-element(f), index=0
+  x = s4[64] get-tuple-element(d), index=0
+  t1 = token[] get-tuple-element(f), index=1
+  t2 = token[] outfeed(d, t1), outfeed_shape=(s4[64], u2[8])
+  ROOT r = s4[64] copy(x)
+}
+"""
+
+SUBBYTE_APP = r"""
+#include "libsb.h"
+static uint8_t xs[64], us[8], got_x[64], got_u[8];
+static int feed(void* user, int64_t channel, sb_buffer* b, int count, char* error, size_t size) {
+    (void)user; (void)error; (void)size;
+    CHECK(channel == 0 && count == 2 && b[0].type == sb_TYPE_S4 && b[0].type == 21 && b[0].bytes == 64);
+    CHECK(b[1].type == sb_TYPE_U2 && b[1].type == 27 && b[1].rank == 1 && b[1].dims[0] == 8 && b[1].bytes == 8);
+    memcpy(b[0].data, xs, 64);
+    memcpy(b[1].data, us, 8);
+    return 0;
+}
+static int drain(void* user, int64_t channel, sb_buffer* b, int count, char* error, size_t size) {
+    (void)user; (void)channel; (void)error; (void)size;
+    CHECK(count == 2 && b[0].type == sb_TYPE_S4 && b[1].type == sb_TYPE_U2 && b[0].bytes == 64 && b[1].bytes == 8);
+    memcpy(got_x, b[0].data, 64);
+    memcpy(got_u, b[1].data, 8);
+    return 0;
+}
+int main(void) {
+    for (int i = 0; i < 64; ++i) xs[i] = (uint8_t)((i * 7 - 30) & 0xF);  /* s4 -8..7: its 4 bits */
+    for (int i = 0; i < 8; ++i) us[i] = (uint8_t)(i & 3);
+    sb_instance* m = sb_create(sb_ALLOC_ALL);
+    CHECK(m != NULL);
+    CHECK(sb_set_infeed(m, feed, 0) == sb_OK && sb_set_outfeed(m, drain, 0) == sb_OK);
+    CHECK(sb_run(m) == sb_OK);
+    CHECK(memcmp(got_x, xs, 64) == 0 && memcmp(got_u, us, 8) == 0);
+    CHECK(memcmp(sb_result_r_data(m), xs, 64) == 0);
+    sb_destroy(m);
+    puts("ok");
+    return 0;
+}
+"""
+
+
+def test_subbyte_integers_pass_one_value_a_byte(tmp_path):
+    """s4/u2 values reach the application and come back as one value a byte in the low bits,
+    typed by XLA's PrimitiveType numbers."""
+    run_ok(build(tmp_path, SUBBYTE, "sb", CHECK + SUBBYTE_APP, san=True))
