@@ -8,6 +8,7 @@ probe (a bug: it must refuse with a located error instead).
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from .markdown import markdown, table
@@ -32,4 +33,10 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        status = main(sys.argv[1:])
+        sys.stdout.flush()
+    except BrokenPipeError:  # `python -m aotc.coverage | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 0
+    sys.exit(status)
