@@ -93,6 +93,10 @@ _FLOAT_UNARY = {
     "round-nearest-afz": "round_afz", "round-nearest-even": "round_even",
 }
 # opcode -> helper stem for integer operands
+# ops with a complex helper in runtime_c/aotc_complex.h (aotc_<stem>_c64 / _c128)
+# (not sqrt: XLA:CPU's complex sqrt is not its elemental emitter's formula, see aotc_complex.h)
+_COMPLEX_UNARY = frozenset({"exponential", "log", "sine", "cosine", "tanh", "tan", "rsqrt",
+                            "exponential-minus-one", "log-plus-one", "logistic"})
 _INT_UNARY = {"abs": "abs", "negate": "neg", "sign": "sign", "not": "not", "popcnt": "popcnt",
               "count-leading-zeros": "clz"}
 
@@ -139,7 +143,7 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
             return call(f"aotc_abs_{src.name}", _part_type(src), x)
         if op == "sign":
             return call(f"aotc_sign_{src.name}", src, x)
-        if op in ("exponential", "log", "sine", "cosine", "tanh", "tan"):  # runtime_c/aotc_complex.h
+        if op in _COMPLEX_UNARY:  # runtime_c/aotc_complex.h
             return call(f"aotc_{_FLOAT_UNARY[op]}_{src.name}", src, x)
         raise ShapeError(f"{op} on complex values is not supported yet")
     if src.kind == "pred":
@@ -200,7 +204,9 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         r = call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b)
         return round_half(dt, narrow.binary(op, a, b, r) if dt.is_narrow_float else r)
     if dt.kind == "complex":
-        stems = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div"}
+        # aotc_math.h, aotc_complex.h (not atan2: it is built on XLA:CPU's complex sqrt)
+        stems = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow",
+                 "maximum": "max", "minimum": "min"}
         if op not in stems:
             raise ShapeError(f"{op} on complex values is not supported yet")
         return call(f"aotc_{stems[op]}_{dt.name}", dt, a, b)
@@ -258,9 +264,13 @@ def _compare_elem(ctx, instr: Instruction, idx) -> K.Expr:
     src = ctx.producers[instr.operands[0]].array_shape.dtype
     op = _DIRECTIONS[instr.attr("direction")]
     if src.kind == "complex":
-        if op not in ("==", "!="):
-            raise ShapeError("ordered comparison of complex values")
+        if instr.attr("type") == "TOTALORDER":
+            raise ShapeError("compare of complex values with type=TOTALORDER is not supported")
         pt = _part_type(src)
+        if op in ("<", ">"):  # XLA:CPU's order: real parts, then imaginary parts (aotc_complex.h)
+            return pred(call(f"aotc_{'lt' if op == '<' else 'gt'}_{src.name}", DTYPES["s32"], a, b))
+        if op in ("<=", ">="):  # observed on XLA:CPU: LE and GE compare the real parts only
+            return pred(K.Binary(op, K.Field(a, "re", pt), K.Field(b, "re", pt), K.BOOL))
         re = K.Binary(op, K.Field(a, "re", pt), K.Field(b, "re", pt), K.BOOL)
         im = K.Binary(op, K.Field(a, "im", pt), K.Field(b, "im", pt), K.BOOL)
         return pred(K.Binary("&&" if op == "==" else "||", re, im, K.BOOL))
@@ -319,8 +329,6 @@ def _clamp_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     for b in (lo, hi):
         if b.dtype != x.dtype or b.dims not in ((), x.dims):
             raise ShapeError(f"clamp bound {b.text(False)} does not match operand {x.text(False)}")
-    if x.dtype.is_complex:  # as maximum and minimum: XLA's order of complex values is not followed yet
-        raise ShapeError("clamp on complex values is not supported yet")
     return x.with_layout(None)
 
 
@@ -331,6 +339,8 @@ def _clamp_elem(ctx, instr: Instruction, idx) -> K.Expr:
     dt = instr.array_shape.dtype
     if dt.kind == "pred":
         return pred(K.Binary("&", K.Binary("|", x, lo, U8), hi, U8))
+    if dt.kind == "complex":  # minimum(maximum(lo, x), hi) in XLA:CPU's order (aotc_complex.h)
+        return call(f"aotc_clamp_{dt.name}", dt, lo, x, hi)
     s, ct = suffix(dt), compute_type(dt)
     if dt.is_narrow_float:
         return round_half(dt, call("aotc_min_xla_f32", ct, call("aotc_max_xla_f32", ct, lo, x), hi))

@@ -8,6 +8,8 @@
  *   sin(x+iy) = sin(x)cosh(y) + i cos(x)sinh(y)
  *   cos(x+iy) = cos(x)cosh(y) - i sin(x)sinh(y)
  *   tanh, tan   as below (tan(z) = -i tanh(iz))
+ * and, below those, rsqrt, expm1, log1p, logistic, pow and the
+ * order XLA:CPU gives complex values in compare, maximum, minimum and clamp.
  */
 #ifndef AOTC_COMPLEX_H
 #define AOTC_COMPLEX_H
@@ -77,5 +79,150 @@
   }
 AOTC__DEF_COMPLEX_FN(c64, aotc_c64, float, f32, f)
 AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
+
+/* rsqrt, expm1, log1p, pow, logistic as XLA:CPU's elemental emitter writes
+ * them (EmitComplexRsqrt, EmitComplexPower, the kExpm1 and kLog1p cases,
+ * LogisticExpander's 1 / (1 + exp(-z))), with
+ * fma where XLA:CPU's LLVM contracts a product into the add that reads it.
+ *   |z| parts: mx, mn the larger and smaller of |re|, |im| (NaN if either is);
+ *              s = 1 + (mn/mx)^2; where a result is NaN the special value
+ *              comes from mn (0/0, inf/inf and NaN inputs)
+ *   rsqrt(z) = rsqrt(mx) rsqrt(sqrt s) (cos -t/2 + i sin -t/2), t = atan2(im, re)
+ *   expm1(a+bi) = expm1(a) cos b + cosm1(b) + i e^a sin b
+ *   log1p(a+bi) = log1p(max(|a+1|,|b|) - 1) + 0.5 log1p((min/max)^2)
+ *                 + i atan2(b, a+1)
+ *   pow(z, c+di) = |z|^c e^(-d t) (cos q + i sin q), q = c t + d log|z|
+ * (log1p's real part is -inf where a+1 and b are both zero, as XLA:CPU gives it).
+ * sqrt and atan2 are not here: XLA:CPU's complex sqrt (which its atan2 uses)
+ * is not the elemental emitter's formula (sqrt(-1+0i) is exactly i, sqrt(1-0i)
+ * is 1+0i, sqrt(inf+NaNi) is NaN+NaNi), so both are refused until it is known.
+ */
+#define AOTC__DEF_COMPLEX_FN2(N, CT, T, R, S)                                  \
+  /* XLA's complex division: Smith's algorithm, then its corner cases where  \
+   * both parts came out NaN */                                             \
+  AOTC_INLINE CT aotc__xdiv_##N(CT a, CT b) {                               \
+    const T inf = (T)INFINITY;                                              \
+    const T rbi = b.re / b.im, dbi = fma##S(rbi, b.re, b.im);               \
+    const T ibr = b.im / b.re, dbr = fma##S(ibr, b.im, b.re);               \
+    const T abr = fabs##S(b.re), abi = fabs##S(b.im);                       \
+    const T aar = fabs##S(a.re), aai = fabs##S(a.im);                       \
+    const int lt = abr < abi;                                               \
+    const T cr = lt ? fma##S(rbi, a.re, a.im) / dbi : fma##S(ibr, a.im, a.re) / dbr; \
+    const T ci = lt ? fma##S(rbi, a.im, -a.re) / dbi : fma##S(-ibr, a.re, a.im) / dbr; \
+    if (!(cr != cr && ci != ci)) return aotc_complex_##N(cr, ci);           \
+    if (abr == (T)0 && abi == (T)0 && (a.re == a.re || a.im == a.im)) {     \
+      const T s = copysign##S(inf, b.re);                                   \
+      return aotc_complex_##N(s * a.re, s * a.im);                          \
+    }                                                                       \
+    if ((aar == inf || aai == inf) && abr != inf && abi != inf && b.re == b.re && b.im == b.im) { \
+      const T sr = copysign##S(aar == inf ? (T)1 : (T)0, a.re);             \
+      const T si = copysign##S(aai == inf ? (T)1 : (T)0, a.im);             \
+      return aotc_complex_##N(inf * fma##S(sr, b.re, si * b.im),            \
+                              inf * fma##S(si, b.re, -(sr * b.im)));        \
+    }                                                                       \
+    if ((abr == inf || abi == inf) && aar != inf && aai != inf && a.re == a.re && a.im == a.im) { \
+      const T sr = copysign##S(abr == inf ? (T)1 : (T)0, b.re);             \
+      const T si = copysign##S(abi == inf ? (T)1 : (T)0, b.im);             \
+      return aotc_complex_##N((T)0 * fma##S(a.re, sr, a.im * si),           \
+                              (T)0 * fma##S(a.im, sr, -(a.re * si)));       \
+    }                                                                       \
+    return aotc_complex_##N(cr, ci);                                        \
+  }                                                                         \
+  /* XLA's max and min of |re| and |im|: NaN if either is NaN */             \
+  AOTC_INLINE void aotc__minmax_##N(CT z, T *mn, T *mx) {                   \
+    const T x = fabs##S(z.re), y = fabs##S(z.im);                           \
+    if (x != x || y != y) {                                                 \
+      *mn = *mx = x + y;                                                    \
+    } else {                                                                \
+      *mx = x > y ? x : y;                                                  \
+      *mn = x > y ? y : x;                                                  \
+    }                                                                       \
+  }                                                                         \
+  AOTC_INLINE CT aotc_rsqrt_##N(CT z) {                                     \
+    const T inf = (T)INFINITY, a = z.re, b = z.im;                          \
+    T mn, mx;                                                               \
+    aotc__minmax_##N(z, &mn, &mx);                                          \
+    const T d = mn / mx;                                                    \
+    const T sq = sqrt##S(fma##S(d, d, (T)1));                               \
+    T r = aotc_rsqrt_##R(mx) * aotc_rsqrt_##R(sq);                          \
+    if (r != r) r = aotc_rsqrt_##R(mn);                                     \
+    const T angle = aotc_atan2_##R(b, a) * (T)-0.5;                         \
+    const T c = aotc_cos_##R(angle), s = aotc_sin_##R(angle);               \
+    if (a == (T)0 && b == (T)0) return aotc_complex_##N(inf, (T)NAN);       \
+    if ((fabs##S(b) == inf && a != a) || fabs##S(a) == inf)                 \
+      return aotc_complex_##N(copysign##S((T)0, a), copysign##S((T)0, b) * (T)-1); \
+    return aotc_complex_##N(r * c, r * s);                                  \
+  }                                                                         \
+  /* cos(x) - 1: cephes' polynomial in x^2 where x^2 <= 0.61685 */          \
+  AOTC_INLINE T aotc__cosm1_##R(T x) {                                      \
+    const T xx = x * x;                                                     \
+    if (xx > (T)0.61685) return aotc_cos_##R(x) + (T)-1;                    \
+    T p = (T)4.7377507964246204691685E-14;                                  \
+    p = fma##S(p, xx, (T)-1.1470284843425359765671E-11);                    \
+    p = fma##S(p, xx, (T)2.0876754287081521758361E-9);                      \
+    p = fma##S(p, xx, (T)-2.7557319214999787979814E-7);                     \
+    p = fma##S(p, xx, (T)2.4801587301570552304991E-5);                      \
+    p = fma##S(p, xx, (T)-1.3888888888888872993737E-3);                     \
+    p = fma##S(p, xx, (T)4.1666666666666666609054E-2);                      \
+    return fma##S(xx * xx, p, (T)-0.5 * xx);                                \
+  }                                                                         \
+  AOTC_INLINE CT aotc_expm1_##N(CT z) {                                     \
+    const T em = aotc_expm1_##R(z.re), cm = aotc__cosm1_##R(z.im);          \
+    const T re = fma##S(em, cm + (T)1, cm);                                 \
+    const T im = z.im == (T)0 ? (T)0 : (em + (T)1) * aotc_sin_##R(z.im);    \
+    return aotc_complex_##N(re, im);                                        \
+  }                                                                         \
+  AOTC_INLINE CT aotc_log1p_##N(CT z) {                                     \
+    const T a = z.re, b = z.im, a1 = a + (T)1;                              \
+    const T x = fabs##S(a1), y = fabs##S(b);                                \
+    T mx, mn;                                                               \
+    if (x != x || y != y) {                                                 \
+      mx = mn = x + y;                                                      \
+    } else {                                                                \
+      mx = x > y ? x : y;                                                   \
+      mn = x > y ? y : x;                                                   \
+    }                                                                       \
+    const T m1 = a1 > y ? a : mx - (T)1, q = mn / mx;                       \
+    T re = fma##S((T)0.5, aotc_log1p_##R(q * q), aotc_log1p_##R(m1));       \
+    if (re != re) re = mx == (T)0 ? -(T)INFINITY : mn;                      \
+    return aotc_complex_##N(re, aotc_atan2_##R(b, a1));                     \
+  }                                                                         \
+  AOTC_INLINE CT aotc_pow_##N(CT x, CT y) {                                 \
+    const T inf = (T)INFINITY, a = x.re, b = x.im, c = y.re, d = y.im;      \
+    if (a == inf && b == (T)0 && d == (T)0 && c < (T)0) return aotc_complex_##N((T)0, (T)0); \
+    if (a == inf && b == (T)0 && d == (T)0 && c > (T)0) return aotc_complex_##N(inf, (T)0); \
+    if (a == (T)1 && b == (T)0) return aotc_complex_##N((T)1, (T)0);        \
+    if (c == (T)0 && d == (T)0) return aotc_complex_##N((T)1, (T)0);        \
+    const T m = aotc_abs_##N(x);                                            \
+    if (m == (T)0 && d == (T)0 && (T)0 <= c)                                \
+      return aotc_complex_##N(c == (T)0 ? (T)1 : (T)0, (T)0);               \
+    const T t = aotc_atan2_##R(b, a);                                       \
+    const T coeff = aotc_pow_##R(m, c) * aotc_exp_##R(-d * t);              \
+    const T q = fma##S(c, t, d * aotc_log_##R(m));                          \
+    return aotc_complex_##N(coeff * aotc_cos_##R(q), coeff * aotc_sin_##R(q)); \
+  }                                                                         \
+  AOTC_INLINE CT aotc_logistic_##N(CT z) {                                  \
+    const CT e = aotc_exp_##N(aotc_neg_##N(z));                             \
+    const CT one = aotc_complex_##N((T)1, (T)0);                            \
+    return aotc__xdiv_##N(one, aotc_add_##N(one, e));                       \
+  }                                                                         \
+  /* XLA:CPU's order of complex values (observed): LT and GT compare the     \
+   * real parts, then the imaginary parts where the real parts are equal;    \
+   * LE and GE compare the real parts only. maximum(a, b) is a where         \
+   * a.re >= b.re, else b; minimum(a, b) is a where a.re <= b.re, else b;    \
+   * clamp(lo, x, hi) is minimum(maximum(lo, x), hi). */                    \
+  AOTC_INLINE int aotc_lt_##N(CT a, CT b) {                                 \
+    return a.re < b.re || (a.re == b.re && a.im < b.im);                    \
+  }                                                                         \
+  AOTC_INLINE int aotc_gt_##N(CT a, CT b) {                                 \
+    return a.re > b.re || (a.re == b.re && a.im > b.im);                    \
+  }                                                                         \
+  AOTC_INLINE CT aotc_max_##N(CT a, CT b) { return a.re >= b.re ? a : b; }  \
+  AOTC_INLINE CT aotc_min_##N(CT a, CT b) { return a.re <= b.re ? a : b; }  \
+  AOTC_INLINE CT aotc_clamp_##N(CT lo, CT x, CT hi) {                       \
+    return aotc_min_##N(aotc_max_##N(lo, x), hi);                           \
+  }
+AOTC__DEF_COMPLEX_FN2(c64, aotc_c64, float, f32, f)
+AOTC__DEF_COMPLEX_FN2(c128, aotc_c128, double, f64, )
 
 #endif /* AOTC_COMPLEX_H */

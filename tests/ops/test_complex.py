@@ -1,0 +1,181 @@
+"""Complex rsqrt, expm1, log1p, logistic, power, compare, maximum, minimum and
+clamp (c64, c128) against XLA:CPU: 4096 random values of every magnitude (up to the overflow and
+underflow ends of |z|, both signs, the negative real axis of the branch cuts) and every pair of
+edge parts (signed zeros, +-inf, NaN, subnormal, huge, tiny, +-1).
+
+Tolerance: the formulas are XLA's (runtime_c/aotc_complex.h), but the real functions under
+them (pow, atan2, sin, cos, exp, log) are libm or aotc's helpers where XLA:CPU has its own code,
+so a part may differ by a few ulp of the element's magnitude: |got - want| <= RTOL * max(|re|,
+|im|) of XLA's result, RTOL 8 ulp (c64 2^-21, c128 2^-50; measured at most 2.3 ulp), except
+c128 rsqrt/expm1/log1p/logistic at 2^-45 (log1p's cancellation, see CASES). NaN and infinities must be in the same places with the same
+signs; a part XLA gives as a zero must be a zero of the same sign wherever an input part is a
+special value (zero, inf, NaN). compare, maximum, minimum and clamp are bit for bit.
+XLA:CPU's order of complex values (observed, see aotc_complex.h): LT/GT lexicographic, LE/GE by
+the real parts only; maximum/minimum select by the real part (the first operand on ties);
+clamp(lo, x, hi) is minimum(maximum(lo, x), hi).
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+_RNG = np.random.default_rng(1818)
+_EDGE32 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38, 1.0, -1.0, 0.5, -2.0, 1e-30]
+_EDGE64 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 1.7e308, -1.7e308, 1.0, -1.0, 0.5, -2.0,
+           1e-300]
+_N = 4096
+
+
+def _pack(re, im, dtype) -> np.ndarray:
+    out = np.empty(np.shape(re), dtype)
+    out.real, out.imag = re, im  # keeps -0 parts
+    return out
+
+
+def _values(dtype, real_dtype, edge, max_exp: float, seed: int) -> np.ndarray:
+    """_N values: edge parts pairwise, then random ones of every magnitude and sign."""
+    rng = np.random.default_rng(seed)
+    e = np.asarray(edge, np.float64)
+    re_e, im_e = np.repeat(e, e.size), np.tile(e, e.size)
+    k = _N - re_e.size
+    mag_re = np.exp(rng.uniform(-max_exp, max_exp, k)) * rng.choice([-1.0, 1.0], k)
+    mag_im = np.exp(rng.uniform(-max_exp, max_exp, k)) * rng.choice([-1.0, 1.0], k)
+    q = k // 4  # a quarter moderate, a quarter on the real axis (negative half: the branch cuts)
+    mag_re[:q], mag_im[:q] = rng.standard_normal(q) * 3, rng.standard_normal(q) * 3
+    mag_im[q:2 * q] = rng.choice([0.0, -0.0], q)
+    with np.errstate(over="ignore"):
+        return _pack(np.concatenate([re_e, mag_re]).astype(real_dtype),
+                     np.concatenate([im_e, mag_im]).astype(real_dtype), dtype)
+
+
+def _moderate(dtype, real_dtype, edge, seed: int) -> np.ndarray:
+    """_N values for power: edge parts pairwise, then |z| in [1e-3, 1e3]."""
+    rng = np.random.default_rng(seed)
+    e = np.asarray(edge, np.float64)
+    re_e, im_e = np.repeat(e, e.size), np.tile(e, e.size)
+    k = _N - re_e.size
+    re = np.exp(rng.uniform(-7, 7, k)) * rng.choice([-1.0, 1.0], k)
+    im = np.exp(rng.uniform(-7, 7, k)) * rng.choice([-1.0, 1.0], k)
+    im[: k // 4] = 0.0
+    return _pack(np.concatenate([re_e, re]).astype(real_dtype), np.concatenate([im_e, im]).astype(real_dtype),
+                 dtype)
+
+
+def _exponents(dtype, real_dtype, edge, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    e = np.asarray(edge, np.float64)
+    re_e, im_e = np.tile(e, e.size), np.repeat(e, e.size)  # the other pairing than the bases'
+    k = _N - re_e.size
+    re, im = rng.uniform(-4, 4, k), rng.uniform(-2, 2, k)
+    im[k // 4: k // 2] = 0.0
+    re[k // 2: k // 2 + 64] = np.round(re[k // 2: k // 2 + 64])  # integer powers
+    return _pack(np.concatenate([re_e, re]).astype(real_dtype), np.concatenate([im_e, im]).astype(real_dtype),
+                 dtype)
+
+
+_UNARY = ("rsqrt", "exponential-minus-one", "log-plus-one", "logistic")
+
+
+def _unary_module(name: str, t: str, n: int) -> str:
+    lines = [f"  v{k} = {t}[{n}] {op}(x)" for k, op in enumerate(_UNARY)]
+    root = ", ".join(f"{t}[{n}]" for _ in _UNARY)
+    names = ", ".join(f"v{k}" for k in range(len(_UNARY)))
+    return "\n".join([f"HloModule {name}", "ENTRY main {", f"  x = {t}[{n}] parameter(0)", *lines,
+                      f"  ROOT r = ({root}) tuple({names})", "}", ""])
+
+
+def _binary_module(name: str, t: str, n: int) -> str:
+    return f"""HloModule {name}
+ENTRY main {{
+  x = {t}[{n}] parameter(0)
+  y = {t}[{n}] parameter(1)
+  ROOT p = {t}[{n}] power(x, y)
+}}
+"""
+
+
+def _order_module(name: str, t: str, n: int) -> str:
+    cmps = [f"  c{d} = pred[{n}] compare(x, y), direction={d}" for d in ("EQ", "NE", "LT", "GT", "LE", "GE")]
+    return "\n".join([f"HloModule {name}", "ENTRY main {", f"  x = {t}[{n}] parameter(0)",
+                      f"  y = {t}[{n}] parameter(1)", f"  z = {t}[{n}] parameter(2)", *cmps,
+                      f"  mx = {t}[{n}] maximum(x, y)", f"  mn = {t}[{n}] minimum(x, y)",
+                      f"  cl = {t}[{n}] clamp(x, y, z)",
+                      f"  ROOT r = ({', '.join(['pred[%d]' % n] * 6)}, {t}[{n}], {t}[{n}], {t}[{n}]) "
+                      "tuple(cEQ, cNE, cLT, cGT, cLE, cGE, mx, mn, cl)", "}", ""])
+
+
+def _grid(dtype, real_dtype, seed: int) -> list[np.ndarray]:
+    """Three operands whose parts come from a small set, so ties, signed zeros and NaNs meet."""
+    rng = np.random.default_rng(seed)
+    p = np.array([-1.0, 0.0, -0.0, 1.0, 2.0, np.nan, np.inf, -np.inf])
+    return [_pack(rng.choice(p, _N), rng.choice(p, _N), dtype).astype(dtype) for _ in range(3)]
+
+
+_C64 = _values(np.complex64, np.float32, _EDGE32, 88.0, 1)
+_C128 = _values(np.complex128, np.float64, _EDGE64, 709.0, 2)
+CASES = {
+    "complex_unary_c64": (_unary_module("complex_unary_c64", "c64", _N), [_C64], 2.0 ** -21),
+    # c128 log1p: the two log1p terms of its real part cancel where a+1 is near |b| (-0.38-0.50i):
+    # measured up to 77 ulp of |z| there (aotc's f64 log1p and XLA's differ in the last bits)
+    "complex_unary_c128": (_unary_module("complex_unary_c128", "c128", _N), [_C128], 2.0 ** -45),
+    "complex_binary_c64": (_binary_module("complex_binary_c64", "c64", _N),
+                           [_moderate(np.complex64, np.float32, _EDGE32, 3),
+                            _exponents(np.complex64, np.float32, _EDGE32, 4)], 2.0 ** -21),
+    "complex_binary_c128": (_binary_module("complex_binary_c128", "c128", _N),
+                            [_moderate(np.complex128, np.float64, _EDGE64, 5),
+                             _exponents(np.complex128, np.float64, _EDGE64, 6)], 2.0 ** -50),
+    "complex_order_c64": (_order_module("complex_order_c64", "c64", _N), _grid(np.complex64, np.float32, 7), 0.0),
+    "complex_order_c128": (_order_module("complex_order_c128", "c128", _N), _grid(np.complex128, np.float64, 8),
+                           0.0),
+}
+
+
+def _special(inputs: list[np.ndarray]) -> np.ndarray:
+    """Elements where some input part is a zero, an infinity or a NaN."""
+    out = np.zeros(inputs[0].shape, bool)
+    for x in inputs:
+        for part in (x.real, x.imag):
+            out |= (part == 0) | ~np.isfinite(part)
+    return out
+
+
+def compare_complex(got, want, inputs, rtol: float, what: str) -> None:
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, f"{what}: {g.dtype}{g.shape} != {w.dtype}{w.shape}"
+    if g.dtype.kind != "c" or rtol == 0:  # pred, or bit for bit
+        np.testing.assert_array_equal(g.view(np.uint8) if g.dtype == bool else g.view(g.real.dtype.str.replace("f", "u")),
+                                      w.view(np.uint8) if w.dtype == bool else w.view(w.real.dtype.str.replace("f", "u")),
+                                      err_msg=f"{what}: bits")
+        return
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = np.maximum(np.abs(w.real), np.abs(w.imag))
+    special = _special(inputs)
+    for part in ("real", "imag"):
+        gp, wp = getattr(g, part), getattr(w, part)
+        np.testing.assert_array_equal(np.isnan(gp), np.isnan(wp), err_msg=f"{what} {part}: NaN positions")
+        inf = np.isinf(wp)
+        np.testing.assert_array_equal(gp[inf], wp[inf], err_msg=f"{what} {part}: infinities")
+        np.testing.assert_array_equal(np.isinf(gp), inf, err_msg=f"{what} {part}: infinities")
+        zero = (wp == 0) & special
+        np.testing.assert_array_equal(gp[zero], wp[zero], err_msg=f"{what} {part}: zeros")
+        np.testing.assert_array_equal(np.signbit(gp[zero]), np.signbit(wp[zero]), err_msg=f"{what} {part}: zero signs")
+        fin = np.isfinite(wp) & np.isfinite(scale)
+        err = np.abs(gp[fin].astype(np.float64) - wp[fin].astype(np.float64))
+        bad = err > rtol * scale[fin].astype(np.float64)
+        assert not bad.any(), (f"{what} {part}: {int(bad.sum())} parts off by more than {rtol:g} of |z|, e.g. "
+                               f"got {gp[fin][bad][:4]} want {wp[fin][bad][:4]} at inputs "
+                               f"{[x[fin][bad][:4] for x in inputs]}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name, workdir):
+    from .conftest import load_case, run_hlo_text
+
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    got = run_hlo_text(text, inputs, workdir, name)
+    assert len(got) == len(expected)
+    for k, (g, w) in enumerate(zip(got, expected)):
+        compare_complex(g, w, inputs, rtol, f"{name} output {k}")
