@@ -94,8 +94,7 @@ _FLOAT_UNARY = {
 }
 # opcode -> helper stem for integer operands
 # ops with a complex helper in runtime_c/aotc_complex.h (aotc_<stem>_c64 / _c128)
-# (not sqrt: XLA:CPU's complex sqrt is not its elemental emitter's formula, see aotc_complex.h)
-_COMPLEX_UNARY = frozenset({"exponential", "log", "sine", "cosine", "tanh", "tan", "rsqrt",
+_COMPLEX_UNARY = frozenset({"exponential", "log", "sine", "cosine", "tanh", "tan", "sqrt", "rsqrt",
                             "exponential-minus-one", "log-plus-one", "logistic"})
 _INT_UNARY = {"abs": "abs", "negate": "neg", "sign": "sign", "not": "not", "popcnt": "popcnt",
               "count-leading-zeros": "clz"}
@@ -204,9 +203,8 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         r = call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b)
         return round_half(dt, narrow.binary(op, a, b, r) if dt.is_narrow_float else r)
     if dt.kind == "complex":
-        # aotc_math.h, aotc_complex.h (not atan2: it is built on XLA:CPU's complex sqrt)
         stems = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow",
-                 "maximum": "max", "minimum": "min"}
+                 "atan2": "atan2", "maximum": "max", "minimum": "min"}  # aotc_math.h, aotc_complex.h
         if op not in stems:
             raise ShapeError(f"{op} on complex values is not supported yet")
         return call(f"aotc_{stems[op]}_{dt.name}", dt, a, b)

@@ -8,7 +8,7 @@
  *   sin(x+iy) = sin(x)cosh(y) + i cos(x)sinh(y)
  *   cos(x+iy) = cos(x)cosh(y) - i sin(x)sinh(y)
  *   tanh, tan   as below (tan(z) = -i tanh(iz))
- * and, below those, rsqrt, expm1, log1p, logistic, pow and the
+ * and, below those, sqrt, rsqrt, expm1, log1p, logistic, pow, atan2 and the
  * order XLA:CPU gives complex values in compare, maximum, minimum and clamp.
  */
 #ifndef AOTC_COMPLEX_H
@@ -80,24 +80,32 @@
 AOTC__DEF_COMPLEX_FN(c64, aotc_c64, float, f32, f)
 AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
 
-/* rsqrt, expm1, log1p, pow, logistic as XLA:CPU's elemental emitter writes
- * them (EmitComplexRsqrt, EmitComplexPower, the kExpm1 and kLog1p cases,
- * LogisticExpander's 1 / (1 + exp(-z))), with
- * fma where XLA:CPU's LLVM contracts a product into the add that reads it.
+/* sqrt, rsqrt, expm1, log1p, pow, atan2, logistic as XLA:CPU computes them:
+ * sqrt is the algorithm XLA took from pearu/functional_algorithms (observed:
+ * sqrt(-1+0i) is exactly i, sqrt(1-0i) is 1+0i, sqrt(inf+NaNi) is NaN+NaNi);
+ * the others are the elemental emitter's (EmitComplexRsqrt, EmitComplexPower,
+ * the kExpm1, kLog1p and kAtan2 cases; LogisticExpander's 1 / (1 + exp(-z))),
+ * whose atan2 still uses the emitter's own sqrt and log (aotc__esqrt,
+ * aotc__elog). fma where XLA:CPU's LLVM contracts a product into the add that
+ * reads it; a division by a constant is a product with its reciprocal, as
+ * XLA's algebraic simplifier makes it.
  *   |z| parts: mx, mn the larger and smaller of |re|, |im| (NaN if either is);
  *              s = 1 + (mn/mx)^2; where a result is NaN the special value
  *              comes from mn (0/0, inf/inf and NaN inputs)
  *   rsqrt(z) = rsqrt(mx) rsqrt(sqrt s) (cos -t/2 + i sin -t/2), t = atan2(im, re)
  *   expm1(a+bi) = expm1(a) cos b + cosm1(b) + i e^a sin b
  *   log1p(a+bi) = log1p(max(|a+1|,|b|) - 1) + 0.5 log1p((min/max)^2)
- *                 + i atan2(b, a+1)
+ *                 + i atan2(b, a+1)   (real part -inf where a+1 and b are 0)
  *   pow(z, c+di) = |z|^c e^(-d t) (cos q + i sin q), q = c t + d log|z|
- * (log1p's real part is -inf where a+1 and b are both zero, as XLA:CPU gives it).
- * sqrt and atan2 are not here: XLA:CPU's complex sqrt (which its atan2 uses)
- * is not the elemental emitter's formula (sqrt(-1+0i) is exactly i, sqrt(1-0i)
- * is 1+0i, sqrt(inf+NaNi) is NaN+NaNi), so both are refused until it is known.
+ *   atan2(y, x)  = -i log((x + iy) / sqrt(x^2 + y^2)) in complex arithmetic
  */
 #define AOTC__DEF_COMPLEX_FN2(N, CT, T, R, S)                                  \
+  /* XLA's complex product: the real part's first product and the imaginary  \
+   * part's second one fused (as XLA:CPU's LLVM contracts them) */          \
+  AOTC_INLINE CT aotc__xmul_##N(CT a, CT b) {                               \
+    return aotc_complex_##N(fma##S(a.re, b.re, -(a.im * b.im)),             \
+                            fma##S(a.im, b.re, a.re * b.im));               \
+  }                                                                         \
   /* XLA's complex division: Smith's algorithm, then its corner cases where  \
    * both parts came out NaN */                                             \
   AOTC_INLINE CT aotc__xdiv_##N(CT a, CT b) {                               \
@@ -137,6 +145,47 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
       *mx = x > y ? x : y;                                                  \
       *mn = x > y ? y : x;                                                  \
     }                                                                       \
+  }                                                                         \
+  /* XLA's max and min: NaN if either is NaN */                             \
+  AOTC_INLINE T aotc__xmax_##N(T x, T y) { return x != x || y != y ? x + y : x > y ? x : y; } \
+  AOTC_INLINE T aotc__xmin_##N(T x, T y) { return x != x || y != y ? x + y : x > y ? y : x; } \
+  /* hypot(mx, mn) for mx >= mn >= 0 as XLA writes it: sqrt(2) mx where they  \
+   * are equal, mx + mx r / 2 where 1 + r rounds to 1, else mx sqrt(1 + r) */ \
+  AOTC_INLINE T aotc__xhypot_##N(T mx, T mn) {                              \
+    const T q = mn / mx, r = q * q, sqa = sqrt##S((T)1 + r);                \
+    if (mx == mn) return sqrt##S((T)2) * mx;                                \
+    if (sqa == (T)1 && r > (T)0) return mx + mx * r * (T)0.5;               \
+    return mx * sqa;                                                        \
+  }                                                                         \
+  /* sqrt as XLA:CPU computes it (the algorithm of pearu/functional_algorithms \
+   * that XLA's complex sqrt is): u = sqrt((|z| + |x|) / 2) and |y| / (2u),  \
+   * rescaled through sqrt|x|, sqrt|y| where u under- or overflows; the     \
+   * signs from x < 0 and y < 0 (so -0 counts as +0) */                     \
+  AOTC_INLINE CT aotc_sqrt_##N(CT z) {                                      \
+    const T x = z.re, y = z.im, ax = fabs##S(x), ay = fabs##S(y);           \
+    /* XLA's constants sqrt(2), sqrt(1 + sqrt(2)) and their product, in T;  \
+     * a division by a constant is a product with its reciprocal, as XLA's  \
+     * algebraic simplifier makes it */                                     \
+    const T one = (T)1, two = (T)2, sq2 = sqrt##S(two);                     \
+    const T sq12 = sqrt##S(one + sq2), sq12x2 = sq12 * sq2, rsq2 = one / sq2; \
+    const int eq = ax == ay, gt = ax > ay, lt = ax < ay;                    \
+    const T sq_ax = sqrt##S(ax), sq_ay = sqrt##S(ay);                       \
+    const T mx = aotc__xmax_##N(ax, ay), mn = aotc__xmin_##N(ax, ay);       \
+    const T ug = sqrt##S(aotc__xhypot_##N(mx, mn) * (T)0.5 + ax * (T)0.5);  \
+    const int edge = ug == (T)0 || ug == (T)INFINITY;                       \
+    const T r0 = eq ? one : lt ? ax / ay : ay / ax;                         \
+    const T ar0 = fabs##S(r0);                                              \
+    const T h = aotc__xhypot_##N(aotc__xmax_##N(one, ar0), aotc__xmin_##N(one, ar0)); \
+    const T sq_1h = sqrt##S(one + h), sq_rh = sqrt##S(r0 + h);              \
+    const T u = eq ? sq_ax * sq12 * rsq2                                    \
+              : edge ? (gt ? sq_ax * (sq_1h * rsq2) : sq_ay * (sq_rh * rsq2)) : ug; \
+    const T ay_u = eq ? sq_ay * ((T)1 / sq12x2)                             \
+              : edge ? (gt ? sq_ay * (lt ? sq_ax / sq_ay : sq_ay / sq_ax) / (sq_1h * sq2) \
+                           : sq_ay / (sq_rh * sq2))                         \
+              : ay / (ug * two);                                            \
+    const int yneg = y < (T)0;                                              \
+    return aotc_complex_##N(x >= (T)0 ? u : ay_u,                           \
+                            x < (T)0 ? (yneg ? -u : u) : (yneg ? -ay_u : ay_u)); \
   }                                                                         \
   AOTC_INLINE CT aotc_rsqrt_##N(CT z) {                                     \
     const T inf = (T)INFINITY, a = z.re, b = z.im;                          \
@@ -200,6 +249,42 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
     const T coeff = aotc_pow_##R(m, c) * aotc_exp_##R(-d * t);              \
     const T q = fma##S(c, t, d * aotc_log_##R(m));                          \
     return aotc_complex_##N(coeff * aotc_cos_##R(q), coeff * aotc_sin_##R(q)); \
+  }                                                                         \
+  /* The elemental emitter's sqrt and log, which XLA:CPU's complex atan2     \
+   * still uses: sqrt|z| (cos t/2 + i sin t/2), sqrt|z| = sqrt(mx) s^0.25,    \
+   * and log|z| + i atan2(im, re) with |z| = mx sqrt(s), s = 1 + (mn/mx)^2   \
+   * (NaN results replaced by mn), t = atan2(im, re) */                      \
+  AOTC_INLINE CT aotc__esqrt_##N(CT z) {                                    \
+    const T inf = (T)INFINITY, a = z.re, b = z.im, ab = fabs##S(b);         \
+    T mn, mx;                                                               \
+    aotc__minmax_##N(z, &mn, &mx);                                          \
+    const T d = mn / mx;                                                    \
+    T r = sqrt##S(mx) * aotc_pow_##R(fma##S(d, d, (T)1), (T)0.25);          \
+    if (r != r) r = mn;                                                     \
+    const T angle = aotc_atan2_##R(b, a) * (T)0.5;                          \
+    const T c = aotc_cos_##R(angle), s = aotc_sin_##R(angle);               \
+    if (r == (T)0) return aotc_complex_##N((T)0, (T)0);                     \
+    const T re = (ab == inf || a == inf) ? inf                              \
+               : (a == -inf && ab != inf) ? (T)0 : r * c;                   \
+    const T im = (ab == inf || a == -inf) ? copysign##S(inf, b)             \
+               : r != r ? (T)NAN : s == (T)0 ? s : r * s;                   \
+    return aotc_complex_##N(re, im);                                        \
+  }                                                                         \
+  AOTC_INLINE CT aotc__elog_##N(CT z) {                                     \
+    T mn, mx;                                                               \
+    aotc__minmax_##N(z, &mn, &mx);                                          \
+    const T d = mn / mx;                                                    \
+    T m = mx * sqrt##S(fma##S(d, d, (T)1));                                 \
+    if (m != m) m = mn;                                                     \
+    return aotc_complex_##N(aotc_log_##R(m), aotc_atan2_##R(z.im, z.re));   \
+  }                                                                         \
+  /* atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)) in complex arithmetic */ \
+  AOTC_INLINE CT aotc_atan2_##N(CT y, CT x) {                               \
+    const CT s = aotc__xmul_##N(x, x), t = aotc__xmul_##N(y, y);            \
+    const CT r = aotc__esqrt_##N(aotc_add_##N(s, t));                       \
+    const CT iy = aotc__xmul_##N(aotc_complex_##N((T)0, (T)1), y);          \
+    const CT l = aotc__elog_##N(aotc__xdiv_##N(aotc_add_##N(x, iy), r));    \
+    return aotc__xmul_##N(aotc_complex_##N((T)0, (T)-1), l);                \
   }                                                                         \
   AOTC_INLINE CT aotc_logistic_##N(CT z) {                                  \
     const CT e = aotc_exp_##N(aotc_neg_##N(z));                             \

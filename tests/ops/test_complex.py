@@ -1,4 +1,4 @@
-"""Complex rsqrt, expm1, log1p, logistic, power, compare, maximum, minimum and
+"""Complex sqrt, rsqrt, expm1, log1p, logistic, power, atan2, compare, maximum, minimum and
 clamp (c64, c128) against XLA:CPU: 4096 random values of every magnitude (up to the overflow and
 underflow ends of |z|, both signs, the negative real axis of the branch cuts) and every pair of
 edge parts (signed zeros, +-inf, NaN, subnormal, huge, tiny, +-1).
@@ -7,7 +7,7 @@ Tolerance: the formulas are XLA's (runtime_c/aotc_complex.h), but the real funct
 them (pow, atan2, sin, cos, exp, log) are libm or aotc's helpers where XLA:CPU has its own code,
 so a part may differ by a few ulp of the element's magnitude: |got - want| <= RTOL * max(|re|,
 |im|) of XLA's result, RTOL 8 ulp (c64 2^-21, c128 2^-50; measured at most 2.3 ulp), except
-c128 rsqrt/expm1/log1p/logistic at 2^-45 (log1p's cancellation, see CASES). NaN and infinities must be in the same places with the same
+c128 sqrt/rsqrt/expm1/log1p/logistic at 2^-45 (log1p's cancellation, see CASES). NaN and infinities must be in the same places with the same
 signs; a part XLA gives as a zero must be a zero of the same sign wherever an input part is a
 special value (zero, inf, NaN). compare, maximum, minimum and clamp are bit for bit.
 XLA:CPU's order of complex values (observed, see aotc_complex.h): LT/GT lexicographic, LE/GE by
@@ -51,7 +51,7 @@ def _values(dtype, real_dtype, edge, max_exp: float, seed: int) -> np.ndarray:
 
 
 def _moderate(dtype, real_dtype, edge, seed: int) -> np.ndarray:
-    """_N values for power: edge parts pairwise, then |z| in [1e-3, 1e3]."""
+    """_N values for power and atan2: edge parts pairwise, then |z| in [1e-3, 1e3]."""
     rng = np.random.default_rng(seed)
     e = np.asarray(edge, np.float64)
     re_e, im_e = np.repeat(e, e.size), np.tile(e, e.size)
@@ -75,7 +75,7 @@ def _exponents(dtype, real_dtype, edge, seed: int) -> np.ndarray:
                  dtype)
 
 
-_UNARY = ("rsqrt", "exponential-minus-one", "log-plus-one", "logistic")
+_UNARY = ("sqrt", "rsqrt", "exponential-minus-one", "log-plus-one", "logistic")
 
 
 def _unary_module(name: str, t: str, n: int) -> str:
@@ -91,7 +91,9 @@ def _binary_module(name: str, t: str, n: int) -> str:
 ENTRY main {{
   x = {t}[{n}] parameter(0)
   y = {t}[{n}] parameter(1)
-  ROOT p = {t}[{n}] power(x, y)
+  p = {t}[{n}] power(x, y)
+  a = {t}[{n}] atan2(x, y)
+  ROOT r = ({t}[{n}], {t}[{n}]) tuple(p, a)
 }}
 """
 
