@@ -60,7 +60,8 @@ def _conv_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
         dims[c.out_s[k]] = window_output_size(lhs.dims[c.lhs_s[k]], w)
     odt = instr.array_shape.dtype
     kinds = {lhs.dtype.kind, rhs.dtype.kind, odt.kind}
-    if not (kinds <= {"float"} or kinds <= {"sint", "uint"} or kinds == {"pred"}):  # pred: passes/widen.py
+    if not (kinds <= {"float"} or kinds <= {"sint", "uint"} or kinds == {"pred"}  # pred: passes/widen.py
+            or kinds == {"complex"}):
         raise ShapeError(f"convolution of {lhs.dtype.name} x {rhs.dtype.name} -> {odt.name} is not supported")
     two = next((d.name for d in (lhs.dtype, rhs.dtype, odt) if d.is_subbyte_int and d.width == 2), None)
     if two:  # XLA:CPU refuses them too

@@ -171,13 +171,94 @@ def compare_complex(got, want, inputs, rtol: float, what: str) -> None:
                                f"{[x[fin][bad][:4] for x in inputs]}")
 
 
+# ------------------------------------------------------------------ convolution, select-and-scatter
+# A complex convolution is a direct loop nest of complex multiply-adds (ops/convolution.py), which
+# sums in its own order: each part within CONV_RTOL of the largest output magnitude (as
+# conftest.assert_matches). select-and-scatter picks by XLA's complex order (compare above) and
+# adds complex sources: bit for bit.
+
+def _conv_module(name: str, t: str, lhs, rhs, out, attrs: str) -> str:
+    dims = lambda d: ",".join(map(str, d))  # noqa: E731
+    return f"""HloModule {name}
+ENTRY main {{
+  x = {t}[{dims(lhs)}] parameter(0)
+  w = {t}[{dims(rhs)}] parameter(1)
+  ROOT c = {t}[{dims(out)}] convolution(x, w), {attrs}
+}}
+"""
+
+
+def _sas_module(name: str, t: str, shape, src, window: str, direction: str) -> str:
+    dims = lambda d: ",".join(map(str, d))  # noqa: E731
+    return f"""HloModule {name}
+sel {{
+  a = {t}[] parameter(0)
+  b = {t}[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction={direction}
+}}
+add {{
+  a = {t}[] parameter(0)
+  b = {t}[] parameter(1)
+  ROOT r = {t}[] add(a, b)
+}}
+ENTRY main {{
+  x = {t}[{dims(shape)}] parameter(0)
+  s = {t}[{dims(src)}] parameter(1)
+  z = {t}[] constant((0, 0))
+  ROOT r = {t}[{dims(shape)}] select-and-scatter(x, s, z), window={{{window}}}, select=sel, scatter=add
+}}
+"""
+
+
+def _crandn(shape, dtype, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def _cints(shape, dtype, seed: int) -> np.ndarray:
+    """Small integer parts, so windows hold ties of real parts and of whole values."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-3, 4, shape) + 1j * rng.integers(-3, 4, shape)).astype(dtype)
+
+
+CONV_RTOL = {np.complex64: 2e-6, np.complex128: 1e-14}
+CONV_CASES = {
+    "complex_conv_c64": ("c64", (1, 16, 16, 8), (3, 3, 8, 16), (1, 16, 16, 16),
+                         "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+    "complex_conv_grouped_c64": ("c64", (2, 12, 12, 8), (3, 3, 4, 16), (2, 6, 6, 16),
+                                 "window={size=3x3 stride=2x2 pad=2_2x2_2 rhs_dilate=2x2}, "
+                                 "dim_labels=b01f_01io->b01f, feature_group_count=2"),
+    "complex_conv_batch_group_c128": ("c128", (4, 10, 10, 4), (3, 3, 4, 8), (2, 8, 8, 8),
+                                      "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2"),
+    "complex_conv_nchw_c128": ("c128", (2, 8, 14, 14), (16, 8, 3, 3), (2, 16, 7, 7),
+                               "window={size=3x3 stride=2x2 pad=1_1x1_1 rhs_reversal=1x0}, "
+                               "dim_labels=bf01_oi01->bf01"),
+}
+SAS_CASES = {
+    "complex_sas_c64": ("c64", (1, 16, 16, 8), (1, 8, 8, 8), "size=1x2x2x1 stride=1x2x2x1", "GE"),
+    "complex_sas_overlap_c128": ("c128", (2, 15, 15, 4), (2, 7, 7, 4), "size=1x3x3x1 stride=1x2x2x1", "GT"),
+    "complex_sas_lt_c64": ("c64", (2, 12, 12, 4), (2, 6, 6, 4), "size=1x2x2x1 stride=1x2x2x1", "LT"),
+}
+for _k, (_name, (_t, _l, _r, _o, _a)) in enumerate(sorted(CONV_CASES.items())):
+    _dt = np.complex64 if _t == "c64" else np.complex128
+    CASES[_name] = (_conv_module(_name, _t, _l, _r, _o, _a), [_crandn(_l, _dt, 40 + _k), _crandn(_r, _dt, 50 + _k)],
+                    CONV_RTOL[_dt])
+for _k, (_name, (_t, _shape, _src, _win, _dir)) in enumerate(sorted(SAS_CASES.items())):
+    _dt = np.complex64 if _t == "c64" else np.complex128
+    CASES[_name] = (_sas_module(_name, _t, _shape, _src, _win, _dir), [_cints(_shape, _dt, 60 + _k),
+                                                                       _crandn(_src, _dt, 70 + _k)], 0.0)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case(name, workdir):
-    from .conftest import load_case, run_hlo_text
+    from .conftest import assert_matches, load_case, run_hlo_text
 
     text, _, rtol = CASES[name]
     inputs, expected = load_case(name)
     got = run_hlo_text(text, inputs, workdir, name)
     assert len(got) == len(expected)
     for k, (g, w) in enumerate(zip(got, expected)):
-        compare_complex(g, w, inputs, rtol, f"{name} output {k}")
+        if name in CONV_CASES:
+            assert_matches(g, w, rtol, f"{name} output {k}")
+        else:
+            compare_complex(g, w, inputs, rtol, f"{name} output {k}")
