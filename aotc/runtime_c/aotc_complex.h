@@ -100,6 +100,13 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
  *   atan2(y, x)  = -i log((x + iy) / sqrt(x^2 + y^2)) in complex arithmetic
  */
 #define AOTC__DEF_COMPLEX_FN2(N, CT, T, R, S)                                  \
+  /* A result whose parts are NaN gets the one quiet NaN of C's NAN: which   \
+   * NaN an operation with two NaN operands keeps (and the sign of the NaN an \
+   * invalid operation makes) follows the compiler's choice of instructions,  \
+   * so the helpers below give the same bits whatever the flags */          \
+  AOTC_INLINE CT aotc__cq_##N(T re, T im) {                                 \
+    return aotc_complex_##N(re != re ? (T)NAN : re, im != im ? (T)NAN : im); \
+  }                                                                         \
   /* XLA's complex product: the real part's first product and the imaginary  \
    * part's second one fused (as XLA:CPU's LLVM contracts them) */          \
   AOTC_INLINE CT aotc__xmul_##N(CT a, CT b) {                               \
@@ -184,7 +191,7 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
                            : sq_ay / (sq_rh * sq2))                         \
               : ay / (ug * two);                                            \
     const int yneg = y < (T)0;                                              \
-    return aotc_complex_##N(x >= (T)0 ? u : ay_u,                           \
+    return aotc__cq_##N(x >= (T)0 ? u : ay_u,                           \
                             x < (T)0 ? (yneg ? -u : u) : (yneg ? -ay_u : ay_u)); \
   }                                                                         \
   AOTC_INLINE CT aotc_rsqrt_##N(CT z) {                                     \
@@ -197,10 +204,10 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
     if (r != r) r = aotc_rsqrt_##R(mn);                                     \
     const T angle = aotc_atan2_##R(b, a) * (T)-0.5;                         \
     const T c = aotc_cos_##R(angle), s = aotc_sin_##R(angle);               \
-    if (a == (T)0 && b == (T)0) return aotc_complex_##N(inf, (T)NAN);       \
+    if (a == (T)0 && b == (T)0) return aotc__cq_##N(inf, (T)NAN);       \
     if ((fabs##S(b) == inf && a != a) || fabs##S(a) == inf)                 \
-      return aotc_complex_##N(copysign##S((T)0, a), copysign##S((T)0, b) * (T)-1); \
-    return aotc_complex_##N(r * c, r * s);                                  \
+      return aotc__cq_##N(copysign##S((T)0, a), copysign##S((T)0, b) * (T)-1); \
+    return aotc__cq_##N(r * c, r * s);                                  \
   }                                                                         \
   /* cos(x) - 1: cephes' polynomial in x^2 where x^2 <= 0.61685 */          \
   AOTC_INLINE T aotc__cosm1_##R(T x) {                                      \
@@ -219,7 +226,7 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
     const T em = aotc_expm1_##R(z.re), cm = aotc__cosm1_##R(z.im);          \
     const T re = fma##S(em, cm + (T)1, cm);                                 \
     const T im = z.im == (T)0 ? (T)0 : (em + (T)1) * aotc_sin_##R(z.im);    \
-    return aotc_complex_##N(re, im);                                        \
+    return aotc__cq_##N(re, im);                                        \
   }                                                                         \
   AOTC_INLINE CT aotc_log1p_##N(CT z) {                                     \
     const T a = z.re, b = z.im, a1 = a + (T)1;                              \
@@ -234,21 +241,21 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
     const T m1 = a1 > y ? a : mx - (T)1, q = mn / mx;                       \
     T re = fma##S((T)0.5, aotc_log1p_##R(q * q), aotc_log1p_##R(m1));       \
     if (re != re) re = mx == (T)0 ? -(T)INFINITY : mn;                      \
-    return aotc_complex_##N(re, aotc_atan2_##R(b, a1));                     \
+    return aotc__cq_##N(re, aotc_atan2_##R(b, a1));                     \
   }                                                                         \
   AOTC_INLINE CT aotc_pow_##N(CT x, CT y) {                                 \
     const T inf = (T)INFINITY, a = x.re, b = x.im, c = y.re, d = y.im;      \
-    if (a == inf && b == (T)0 && d == (T)0 && c < (T)0) return aotc_complex_##N((T)0, (T)0); \
-    if (a == inf && b == (T)0 && d == (T)0 && c > (T)0) return aotc_complex_##N(inf, (T)0); \
-    if (a == (T)1 && b == (T)0) return aotc_complex_##N((T)1, (T)0);        \
-    if (c == (T)0 && d == (T)0) return aotc_complex_##N((T)1, (T)0);        \
+    if (a == inf && b == (T)0 && d == (T)0 && c < (T)0) return aotc__cq_##N((T)0, (T)0); \
+    if (a == inf && b == (T)0 && d == (T)0 && c > (T)0) return aotc__cq_##N(inf, (T)0); \
+    if (a == (T)1 && b == (T)0) return aotc__cq_##N((T)1, (T)0);        \
+    if (c == (T)0 && d == (T)0) return aotc__cq_##N((T)1, (T)0);        \
     const T m = aotc_abs_##N(x);                                            \
     if (m == (T)0 && d == (T)0 && (T)0 <= c)                                \
-      return aotc_complex_##N(c == (T)0 ? (T)1 : (T)0, (T)0);               \
+      return aotc__cq_##N(c == (T)0 ? (T)1 : (T)0, (T)0);               \
     const T t = aotc_atan2_##R(b, a);                                       \
     const T coeff = aotc_pow_##R(m, c) * aotc_exp_##R(-d * t);              \
     const T q = fma##S(c, t, d * aotc_log_##R(m));                          \
-    return aotc_complex_##N(coeff * aotc_cos_##R(q), coeff * aotc_sin_##R(q)); \
+    return aotc__cq_##N(coeff * aotc_cos_##R(q), coeff * aotc_sin_##R(q)); \
   }                                                                         \
   /* The elemental emitter's sqrt and log, which XLA:CPU's complex atan2     \
    * still uses: sqrt|z| (cos t/2 + i sin t/2), sqrt|z| = sqrt(mx) s^0.25,    \
@@ -284,12 +291,14 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
     const CT r = aotc__esqrt_##N(aotc_add_##N(s, t));                       \
     const CT iy = aotc__xmul_##N(aotc_complex_##N((T)0, (T)1), y);          \
     const CT l = aotc__elog_##N(aotc__xdiv_##N(aotc_add_##N(x, iy), r));    \
-    return aotc__xmul_##N(aotc_complex_##N((T)0, (T)-1), l);                \
+    const CT r2 = aotc__xmul_##N(aotc_complex_##N((T)0, (T)-1), l);         \
+    return aotc__cq_##N(r2.re, r2.im);                                      \
   }                                                                         \
   AOTC_INLINE CT aotc_logistic_##N(CT z) {                                  \
     const CT e = aotc_exp_##N(aotc_neg_##N(z));                             \
     const CT one = aotc_complex_##N((T)1, (T)0);                            \
-    return aotc__xdiv_##N(one, aotc_add_##N(one, e));                       \
+    const CT r = aotc__xdiv_##N(one, aotc_add_##N(one, e));                 \
+    return aotc__cq_##N(r.re, r.im);                                        \
   }                                                                         \
   /* XLA:CPU's order of complex values (observed): LT and GT compare the     \
    * real parts, then the imaginary parts where the real parts are equal;    \

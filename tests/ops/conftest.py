@@ -78,9 +78,10 @@ class _Stderr:
 
 
 def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
-                 const_encoding: str = "auto") -> list[np.ndarray]:
+                 const_encoding: str = "auto", build_cmd: tuple[str, ...] | None = None) -> list[np.ndarray]:
     """Compile HLO text with aotc and run it on `inputs` (in parameter order). Large
-    constants need `const_encoding="array"` (this runner writes only the .c and .h)."""
+    constants need `const_encoding="array"` (this runner writes only the .c and .h).
+    `build_cmd` replaces gcc and CFLAGS (the compiler and its flags, before the files)."""
     from aotc import driver
     from aotc.options import CompileOptions
 
@@ -93,7 +94,7 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
     if gen.blob is not None:  # large constants: the blob the .c includes with .incbin
         with open(str(c_path) + ".bin", "wb") as f:
             gen.blob.write(f)
-    build = subprocess.run(["gcc", *CFLAGS, "-o", str(so_path), str(c_path), "-lm", "-lpthread"],
+    build = subprocess.run([*(build_cmd or ("gcc", *CFLAGS)), "-o", str(so_path), str(c_path), "-lm", "-lpthread"],
                            capture_output=True, text=True)
     assert build.returncode == 0, f"gcc failed on {c_path}:\n{build.stderr[:4000]}"
     lib = ctypes.CDLL(str(so_path))

@@ -262,3 +262,48 @@ def test_case(name, workdir):
             assert_matches(g, w, rtol, f"{name} output {k}")
         else:
             compare_complex(g, w, inputs, rtol, f"{name} output {k}")
+
+
+_BUILDS = [(cc, opt) for cc in ("gcc", "clang") for opt in (("-O0",), ("-O2",), ("-O3",), ("-O3", "-march=native"))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["complex_unary_c64", "complex_unary_c128", "complex_binary_c64",
+                                  "complex_binary_c128", "complex_order_c64", "complex_conv_c64",
+                                  "complex_conv_nchw_c128"])
+def test_same_bits_whatever_flags(name, workdir):
+    """gcc and clang at -O0, -O2, -O3 and -O3 -march=native (where gcc may fuse a complex product
+    into fmaddsub unless contraction is off) give the same bits, NaNs included."""
+    import shutil
+
+    from .conftest import load_case, run_hlo_text
+
+    text, _, _ = CASES[name]
+    inputs, _ = load_case(name)
+    seen: dict[bytes, str] = {}
+    for cc, opt in _BUILDS:
+        if shutil.which(cc) is None:
+            continue
+        cmd = (cc, "-std=c11", *opt, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+        got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{'_'.join(o.strip('-=') for o in opt)}",
+                           build_cmd=cmd)
+        seen.setdefault(b"".join(np.ascontiguousarray(g).tobytes() for g in got), " ".join(cmd))
+    assert len(seen) == 1, f"{name}: different bits from {sorted(seen.values())}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["complex_unary_c64", "complex_binary_c128", "complex_order_c64",
+                                  "complex_conv_grouped_c64", "complex_sas_overlap_c128"])
+def test_case_asan(name, workdir):
+    """The same cases built with AddressSanitizer and UBSan (a report aborts the run)."""
+    from .conftest import assert_matches, load_case, run_hlo_text_asan
+
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    got = run_hlo_text_asan(text, inputs, workdir, name)
+    assert len(got) == len(expected)
+    for k, (g, w) in enumerate(zip(got, expected)):
+        if name in CONV_CASES:
+            assert_matches(np.asarray(g), w, rtol, f"{name} output {k}")
+        else:
+            compare_complex(np.asarray(g), w, inputs, rtol, f"{name} output {k}")
