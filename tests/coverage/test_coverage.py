@@ -82,6 +82,15 @@ XLA_DEFECTS = {
 }
 
 
+# probes whose inputs sit where the formula amplifies last-bit differences of the real functions
+# under it: probe -> (units in the last place allowed instead of 4, why)
+LOOSER = {
+    "logistic.c128": (16, "1 / (1 + exp(-z)) near its pole (z = -0.108-3.05i, where 1 + exp(-z) cancels "
+                          "to a tenth of its terms); aotc's f64 exp, sin and cos differ from XLA's in the "
+                          "last bits (tests/ops/test_complex_math.py); XLA and aotc are 5 ulp either side"),
+}
+
+
 def _checked_opcodes() -> list[str]:
     record = xla_record()
     ops = []
@@ -127,7 +136,8 @@ def test_probes_match_xla(opcode, tmp_path):
             continue
         for k, w in enumerate(want):
             g = got[first + k]
-            assert_matches(g, _as_stored(w, g), _tolerance(_type_name(g.dtype)), f"{p.name} output {k}")
+            tol = _tolerance(_type_name(g.dtype)) * (LOOSER[p.name][0] / 4 if p.name in LOOSER else 1)
+            assert_matches(g, _as_stored(w, g), tol, f"{p.name} output {k}")
 
 
 def _type_name(dt: np.dtype) -> str:
