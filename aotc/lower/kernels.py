@@ -120,6 +120,12 @@ class ScalarFunctions:
             if i.name in fused and not (i is root and i.opcode == Op.TUPLE) and (r is None or r.elemental is None):
                 raise ShapeError(f"the computation {comp.name} it calls has {i.opcode} {i.name}, and aotc "
                                  "compiles reducers and comparators of elementwise ops only")
+            if i.opcode in (Op.MAXIMUM, Op.MINIMUM, Op.CLAMP) and isinstance(i.shape, ArrayShape) \
+                    and i.shape.dtype.is_complex:
+                # XLA's complex maximum keeps the first operand where the real parts tie, so a
+                # reduction's result depends on its order of operations, which is XLA:CPU's own
+                raise ShapeError(f"the computation {comp.name} it calls has {i.opcode} {i.name} of complex "
+                                 "values, whose result in a reduction depends on XLA:CPU's order of operations")
         kb = KernelBuilder(fused, {i.name: i for i in comp.instructions}, {}, rule, consts)
         kb.scalar_function = self.get
         kb.scalar_computation = self.module.computation

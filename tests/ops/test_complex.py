@@ -312,3 +312,32 @@ def test_case_asan(name, workdir):
             assert_matches(np.asarray(g), w, rtol, f"{name} output {k}")
         else:
             compare_complex(np.asarray(g), w, inputs, rtol, f"{name} output {k}")
+
+
+_REDUCE_MAX = """HloModule bad
+mx {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT r = c64[] OP(a, b)
+}
+ENTRY main {
+  x = c64[8,300] parameter(0)
+  z = c64[] constant((-inf, 0))
+  ROOT r = c64[8] reduce(x, z), dimensions={1}, to_apply=mx
+}
+"""
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_complex_max_in_a_reduction_is_refused(op, workdir):
+    """XLA's complex maximum keeps the first operand where the real parts tie, so a reduction's
+    result depends on XLA:CPU's order of operations (measured: a [64,300] reduce differs from any
+    fixed order): refused with a located error, not a different answer."""
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+
+    opts = CompileOptions()
+    with pytest.raises(AotcError, match=r"bad.hlo:10:\d+: error: .*" + op + r" r(\.\d+)? of complex values"):
+        fe = driver.frontend("bad.hlo", None, opts, text=_REDUCE_MAX.replace("OP", op))
+        driver.generate(fe, str(workdir / "libbad"), opts)
