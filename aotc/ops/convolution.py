@@ -5,7 +5,8 @@ The loop nest handles any `dim_labels`, feature and batch groups, strides, negat
 padding, dilations and window reversal; its innermost loop runs over output
 features into a row of accumulators (depthwise and grouped cases vectorize). Window
 loops run over exactly the indices that land on input (window.py spans). Floats of
-every width accumulate in f32 (f64 for f64) and round to the result type once.
+every width accumulate in f32 (f64 for f64) and round to the result type once; complex
+values accumulate in their own type with the complex multiply and add of aotc_math.h.
 """
 from __future__ import annotations
 
