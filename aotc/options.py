@@ -34,4 +34,6 @@ class CompileOptions:
     const_encoding: str = "auto"  # auto | incbin | string | array: how constants are written (docs/weights.md)
     custom_calls: tuple[str, ...] = ()  # custom-call targets the application implements in C (--custom-call and
     # the config's `custom_calls`, merged and sorted): each is an extern PREFIX_cc_<target> (docs/custom_calls.md)
+    conv_algorithm: str = "direct"  # direct | winograd2 | winograd4: stride-1 3x3 f32 convolutions by Winograd
+    # F(2x2,3x3) or F(4x4,3x3), which round differently from XLA (docs/winograd.md)
     sanitize: str | None = None  # run/bench: "address" (ASan+UBSan, any report aborts) or "thread" (TSan)

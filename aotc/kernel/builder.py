@@ -115,6 +115,7 @@ class KernelBuilder:
         self.scalar_computation: Callable[[str], object] | None = None  # name -> Computation
         self.scratch: K.Buf | None = None
         self.custom_calls: frozenset[str] = frozenset()  # custom-call targets the application implements
+        self.conv_algorithm = "direct"  # CompileOptions.conv_algorithm: how 3x3 convolutions run
         self.host_call: Callable | None = None  # HostCall (kernel/host.py) -> the wrapper's C name
         self.custom_call_function: Callable[[str], str] | None = None  # target -> the application's C function
         self.scratch_bytes = 0

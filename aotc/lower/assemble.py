@@ -82,7 +82,7 @@ class _Slots:
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
                   names: NameSupply, subprograms: dict, weights_file: bool = False, fma: bool = False,
-                  custom_calls: tuple[str, ...] = ()) -> Program:
+                  custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct") -> Program:
     """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
     each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
     m = fplan.module
@@ -178,7 +178,8 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
             outs = [K.Buf(slots.info[inplace]["cname"], outs[0].dtype, outs[0].size, outs[0].dims)]
         try:
             body, fused, nbytes, takes_pool = kernel_body(m, comp, ins, fplan.heroes, buffers, outs, scalars,
-                                                          fns, scratch_buf, nbytes, subprograms.__getitem__, host)
+                                                          fns, scratch_buf, nbytes, subprograms.__getitem__, host,
+                                                          conv_algorithm)
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool, fma=fma)

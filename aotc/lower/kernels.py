@@ -137,7 +137,8 @@ class ScalarFunctions:
 def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str, str],
                 buffers: dict[str, K.Buf], outs: list[K.Buf], scalars: dict[str, K.Expr],
                 functions: ScalarFunctions, scratch: K.Buf, scratch_bytes: int,
-                subprogram=None, host=None) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
+                subprogram=None, host=None, conv_algorithm: str = "direct"
+                ) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
     """The IR statements of the kernel materializing `ins` (an instruction of `comp`, bare
     or a fusion of `m`), the fused instruction names, the arena scratch bytes it uses, and
     whether it takes the thread pool itself. `buffers` holds every materialized value it
@@ -162,6 +163,7 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
     kb.subprogram = subprogram
     kb.scratch = scratch
     kb.scratch_bytes = scratch_bytes
+    kb.conv_algorithm = conv_algorithm
     if host is not None:  # calls into the application (assemble.py's HostCalls)
         kb.custom_calls, kb.host_call, kb.custom_call_function = host.targets, host.add, host.function
     if kop is not top:  # a GEMM hero with an epilogue: its value comes from the GEMM's rows

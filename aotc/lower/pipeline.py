@@ -43,13 +43,14 @@ class LowerResult:
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
           dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
           programs: dict | None = None, weights: str = "bound", fma: bool = False,
-          custom_calls: tuple[str, ...] = ()) -> LowerResult:
+          custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct") -> LowerResult:
     """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
     `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
     top-level call creates them). With `weights="file"` bound parameters stay parameters,
     whose values a weights file supplies at run time: no code depends on them. `fma`: the
     target has fused multiply-adds, so products added once are fused, as XLA:CPU fuses them.
-    `custom_calls`: the custom-call targets the application implements (docs/custom_calls.md)."""
+    `custom_calls`: the custom-call targets the application implements (docs/custom_calls.md).
+    `conv_algorithm`: direct, or winograd2 / winograd4 for stride-1 3x3 convolutions (docs/winograd.md)."""
     dump = dump or (lambda stage, obj: None)
     names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
@@ -84,11 +85,13 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     var_refs = [(k, live[len(fetch_refs) + j]) for j, (k, _) in enumerate(updates)]
     subs = lower_control_flow(m, entry, plan.order, name, target, source, source_text, names,  # loop and
                               {} if programs is None else programs,  # branch bodies
-                              partial(lower, fma=fma, custom_calls=custom_calls))
+                              partial(lower, fma=fma, custom_calls=custom_calls,
+                                      conv_algorithm=conv_algorithm))
     dump("subprograms", subs)
     program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
-                            subprograms=subs, weights_file=weights == "file", fma=fma, custom_calls=custom_calls)
+                            subprograms=subs, weights_file=weights == "file", fma=fma, custom_calls=custom_calls,
+                            conv_algorithm=conv_algorithm)
     dump("program", program)
     return LowerResult(m, fused, program)
 

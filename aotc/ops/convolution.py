@@ -16,6 +16,7 @@ from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import load_value, store_value
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
+from .conv_winograd import emit_winograd_conv, winograd_plan
 from .elementwise import _arr, convert_expr, suffix
 from .rule import OpRule, ShapeError
 from .window import (ZERO, ConvDims, Span, check_window, conv_acc_type, dot_terms, interior, open_span, reversed_index,
@@ -90,6 +91,10 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     if any(s.dtype.kind == "pred" or s.dtype.is_narrow_float or s.dtype.is_subbyte_int for s in (lhs, rhs, res)):
         raise ShapeError(f"convolution of {res.dtype.name} values is not supported here (passes/widen.py widens them)")
     if res.size == 0:
+        return
+    wplan = winograd_plan(instr, lhs, rhs, kb.conv_algorithm)
+    if wplan is not None:
+        emit_winograd_conv(kb, instr, wplan, out)
         return
     plan = gemm_conv_plan(instr, lhs, rhs)
     if plan is not None:

@@ -25,6 +25,8 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_simd.h",  # f32 vocabulary of vectorized kernels (8 lanes, the widest), same bits as aotc_math.h
     "aotc_gemm.h",  # sgemm/dgemm declarations and blocking parameters
     "aotc_gemm.c",  # packed GEMM and its micro-kernels
+    "aotc_winograd.h",  # Winograd 3x3 convolution declarations (optional part "winograd")
+    "aotc_winograd.c",  # Winograd F(2x2,3x3) / F(4x4,3x3) over aotc_sgemm (optional part "winograd")
     "aotc_fft.h",  # FFT declarations (fft op: FFT, IFFT, RFFT, IRFFT) and scratch sizes
     "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths
     "aotc_thread.h",  # threads, locks, atomics: POSIX or Win32; C11, C++ or MSVC atomics
@@ -41,6 +43,7 @@ RUNTIME_FILES: tuple[str, ...] = (
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
     "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c")),
+    "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
 }
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES

@@ -1,0 +1,142 @@
+"""Convolution by Winograd's minimal filtering, F(2x2,3x3) or F(4x4,3x3), when the
+`conv_algorithm` option asks for it: the plan (which convolutions qualify, how tiles are
+blocked over threads) and the kernel calling the runtime's aotc_wino_* functions.
+
+Only stride-1, undilated, unreversed 3x3 f32 convolutions without groups whose result is
+[batch, rows, columns, features] in that order qualify; everything else stays with
+convolution.py and conv_gemm.py. Winograd rounds differently from XLA's direct sums
+(docs/winograd.md has the measured errors), which is why it is an option.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..hlo.dtypes import DTYPES
+from ..hlo.ir import Instruction, Window
+from ..hlo.shape import ArrayShape, row_major_strides
+from ..kernel import ir as K
+from ..runtime_c import gemm_scratch_bytes
+from .dot import GEMM_PARTS, THREADED_MACS
+from .window import ConvDims
+
+F32, U8 = DTYPES["f32"], DTYPES["u8"]
+
+# option value -> output tile size m of F(m x m, 3 x 3)
+ALGORITHMS = {"winograd2": 2, "winograd4": 4}
+
+_BLOCK_TILES = 64  # tiles per block (the GEMMs' rows): at least this many, in whole tile rows
+_BLOCK_BYTES = 4 * 1024 * 1024  # a block's transformed input and GEMM results fit in this
+
+
+@dataclass(frozen=True, slots=True)
+class WinogradConv:
+    m: int  # output tile
+    B: int  # batch
+    H: int  # input rows, columns, features
+    W: int
+    C: int
+    OH: int  # output rows, columns, features
+    OW: int
+    O: int
+    pad_h: int  # input rows (columns) before the first: the window's low padding
+    pad_w: int
+    x_strides: tuple[int, int, int, int]  # lhs element strides of batch, row, column, feature
+    w_strides: tuple[int, int, int, int]  # rhs element strides of row, column, input, output feature
+    tile_rows: int  # tile rows per block
+    blocks: int  # blocks per image
+    chunks: int  # ranges of blocks with scratch of their own (threads split them)
+    block_bytes: int  # scratch of one chunk
+    u_bytes: int  # transformed weights, at the start of the scratch
+    scratch_bytes: int
+
+
+def _align(n: int) -> int:
+    return (n + 63) // 64 * 64
+
+
+def _block_bytes(m: int, T: int, C: int, O: int) -> int:
+    """aotc_wino_scratch_need of aotc_winograd.c, on every ISA."""
+    nn = (m + 2) ** 2
+    return _align(nn * T * C * 4) + _align(nn * T * O * 4) + gemm_scratch_bytes(T, O, C, 4, a_rows=True)
+
+
+def winograd_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, algorithm: str) -> WinogradConv | None:
+    """How to run this convolution by Winograd under option `algorithm`, or None when the
+    option is `direct` or the convolution does not qualify."""
+    m = ALGORITHMS.get(algorithm)
+    out = instr.array_shape
+    if m is None or lhs.rank != 4 or 0 in lhs.dims or 0 in rhs.dims or 0 in out.dims:
+        return None
+    if instr.attr("feature_group_count", 1) != 1 or instr.attr("batch_group_count", 1) != 1:
+        return None
+    if not (lhs.dtype == rhs.dtype == out.dtype == F32):
+        return None
+    wins = (instr.attr("window") or Window(())).dims
+    if len(wins) != 2 or any(w.size != 3 or w.stride != 1 or w.lhs_dilate != 1 or w.rhs_dilate != 1 or w.reversal
+                             for w in wins):
+        return None
+    c = ConvDims(instr, lhs.rank, rhs.rank)
+    if (c.out_b, c.out_s, c.out_f) != (0, (1, 2), 3):
+        return None
+    B, H, W, C = lhs.dims[c.lhs_b], lhs.dims[c.lhs_s[0]], lhs.dims[c.lhs_s[1]], lhs.dims[c.lhs_f]
+    OH, OW, O = out.dims[1], out.dims[2], out.dims[3]
+    ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
+    tw, th = -(-OW // m), -(-OH // m)
+    rows = max(1, min(th, -(-_BLOCK_TILES // tw)))
+    while rows > 1 and _block_bytes(m, rows * tw, C, O) > _BLOCK_BYTES:
+        rows -= 1
+    blocks = -(-th // rows)
+    threaded = B * OH * OW * C * O * 9 >= THREADED_MACS
+    chunks = min(GEMM_PARTS, B * blocks) if threaded else 1
+    block_bytes = _align(_block_bytes(m, rows * tw, C, O))
+    u_bytes = _align((m + 2) ** 2 * C * O * 4)
+    return WinogradConv(m, B, H, W, C, OH, OW, O, wins[0].pad_lo, wins[1].pad_lo,
+                        (ls[c.lhs_b], ls[c.lhs_s[0]], ls[c.lhs_s[1]], ls[c.lhs_f]),
+                        (rs[c.rhs_s[0]], rs[c.rhs_s[1]], rs[c.rhs_i], rs[c.rhs_o]),
+                        rows, blocks, chunks, block_bytes, u_bytes, u_bytes + chunks * block_bytes)
+
+
+def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -> None:
+    """The weight transform (every call), then blocks of tile rows, each transformed, multiplied
+    and written to the output, then the epilogue on its rows while they are in cache."""
+    lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
+    lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
+    p = plan
+    kb.need_scratch(p.scratch_bytes)
+
+    def view(off: K.Expr, base: str, size: int) -> K.Buf:
+        name = kb.fresh(base)
+        kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, off, elem=F32, byte_view=True)))
+        return K.Buf(name, F32, size)
+
+    u = view(K.Const(0), "wu", (p.m + 2) ** 2 * p.C * p.O)
+    kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
+                       + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
+    items = p.B * p.blocks
+    ch = kb.loop(kb.fresh("chunk"), p.chunks, (K.PARALLEL,)) if p.chunks > 1 else K.Const(0)
+    base = kb.let(ch * p.block_bytes + p.u_bytes, "base")
+    first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
+    count = kb.let((ch + 1) * items // p.chunks - first, "count") if p.chunks > 1 else K.Const(items)
+    it = kb.loop(kb.fresh("it"), count)
+    item = kb.let(first + it, "item")
+    b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
+    tr0 = kb.let(item % p.blocks * p.tile_rows, "tr0") if p.blocks > 1 else K.Const(0)
+    xs_b, xs_h, xs_w, xs_c = p.x_strides
+    img = p.OH * p.OW * p.O
+    tiles = p.tile_rows * -(-p.OW // p.m)
+    kb.emit(K.CallStmt("aotc_wino_conv_f32",
+                       (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(lbuf, b * xs_b), K.Const(p.H), K.Const(p.W),
+                        K.Const(xs_h), K.Const(xs_w), K.Const(xs_c), K.Const(p.pad_h), K.Const(p.pad_w),
+                        K.Const(p.OH), K.Const(p.OW), tr0, K.Const(p.tile_rows), K.Ptr(u), K.Ptr(out, b * img),
+                        K.Ptr(kb.scratch, base, elem=U8, byte_view=True)),
+                       (p.m + 2) ** 2 * tiles * p.C * p.O // 32))
+    if kb.epilogue is not None:
+        row0 = kb.let(tr0 * p.m, "row0")
+        left = K.Const(p.OH) - row0
+        full = K.Const(p.tile_rows * p.m)
+        nrows = kb.let(K.Select(left.lt(full), left, full, K.INDEX), "nrows")
+        px = kb.let((b * p.OH + row0) * p.OW, "px")
+        kb.apply_epilogue(instr, out, out, px * p.O, p.O, px, nrows * p.OW, p.O)
+    kb.close()
+    if p.chunks > 1:
+        kb.close()
