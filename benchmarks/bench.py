@@ -294,7 +294,7 @@ def aotc_command() -> list[str] | None:
     return [sys.executable, "-m", "aotc.cli"]
 
 
-def time_aotc(name: str, iters: int, tmp: str, target: str, threads: int = 1) -> dict:
+def time_aotc(name: str, iters: int, tmp: str, target: str, threads: int = 1, conv_algorithm: str = "direct") -> dict:
     cmd = aotc_command()
     if cmd is None:
         raise RuntimeError("aotc CLI not found")
@@ -310,7 +310,7 @@ def time_aotc(name: str, iters: int, tmp: str, target: str, threads: int = 1) ->
         with open(cfg, "w") as f:
             f.write(config_text(name, weights))
     p = subprocess.run(cmd + ["bench", hlo, "--config", cfg, "--threads", str(threads), "--json", "--target", target,
-                              "--iters", str(iters), "--inputs", npz],
+                              "--iters", str(iters), "--inputs", npz, "--conv-algorithm", conv_algorithm],
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1][:200]
@@ -348,6 +348,8 @@ def main(argv=None) -> int:
                          "it, and host, the portable default of `aotc compile`)")
     ap.add_argument("--threads", type=int, default=1,
                     help="N > 1 adds a column: aotc native on N threads, and its speedup over one thread")
+    ap.add_argument("--conv-algorithm", default="direct", choices=("direct", "winograd2", "winograd4"),
+                    help="aotc's --conv-algorithm (docs/winograd.md)")
     ap.add_argument("--numpy-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.numpy_child:
@@ -363,9 +365,11 @@ def main(argv=None) -> int:
             iters = a.iters or WORKLOADS[name]["iters"]
             res = {}
             cols = [("xla", lambda: time_xla(name, iters)), ("numpy", lambda: time_numpy(name, iters))]
-            cols += [(f"aotc {t}", lambda t=t: time_aotc(name, iters, tmp, t)) for t in targets]
+            cols += [(f"aotc {t}", lambda t=t: time_aotc(name, iters, tmp, t, 1, a.conv_algorithm))
+                     for t in targets]
             if a.threads > 1:
-                cols.append((f"aotc native {a.threads}T", lambda: time_aotc(name, iters, tmp, "native", a.threads)))
+                cols.append((f"aotc native {a.threads}T", lambda: time_aotc(name, iters, tmp, "native", a.threads,
+                                                                                 a.conv_algorithm)))
             for col, fn in cols:
                 try:
                     res[col] = fn()

@@ -117,28 +117,30 @@ def _source_hash() -> str:
     return h.hexdigest()
 
 
-def compile_aotc(name: str, mode: str, recompile: bool) -> dict:
-    """Compile the `mode` module for this machine into build/models/<name>/<mode>/lib.*;
-    {"c", "prefix", "arena_bytes", "object_bytes", "compile_s"}, reused while nothing changed."""
+def compile_aotc(name: str, mode: str, recompile: bool, conv_algorithm: str = "direct") -> dict:
+    """Compile the `mode` module for this machine into build/models/<name>/<mode>/lib.* (lib_ALG.*
+    for another --conv-algorithm); {"c", "prefix", "arena_bytes", "object_bytes", "compile_s"},
+    reused while nothing changed."""
     import aotc
     from aotc.options import CompileOptions
 
     d = os.path.join(model_dir(name), mode)
-    info_path = os.path.join(d, "compiled.json")
+    lib = "lib" if conv_algorithm == "direct" else f"lib_{conv_algorithm}"
+    info_path = os.path.join(d, "compiled.json" if conv_algorithm == "direct" else f"compiled_{conv_algorithm}.json")
     key = hashlib.sha256()
     for fn in ("model.hlo", "cfg.yaml", "weights.npz"):
         if os.path.exists(os.path.join(d, fn)):
             with open(os.path.join(d, fn), "rb") as f:
                 key.update(hashlib.sha256(f.read()).digest())
-    key.update(_source_hash().encode())
+    key.update(_source_hash().encode() + conv_algorithm.encode())
     if not recompile and os.path.exists(info_path):
         with open(info_path) as f:
             info = json.load(f)
         if info.get("key") == key.hexdigest() and os.path.exists(info["c"]):
             return info
     t0 = time.perf_counter()
-    res = aotc.compile(os.path.join(d, "model.hlo"), config=os.path.join(d, "cfg.yaml"), out=os.path.join(d, "lib"),
-                       options=CompileOptions(target="native"))
+    res = aotc.compile(os.path.join(d, "model.hlo"), config=os.path.join(d, "cfg.yaml"), out=os.path.join(d, lib),
+                       options=CompileOptions(target="native", conv_algorithm=conv_algorithm))
     info = {"key": key.hexdigest(), "c": res.c_path, "prefix": res.name,
             "arena_bytes": int(res.program.arena_bytes), "object_bytes": os.path.getsize(res.obj_path),
             "compile_s": time.perf_counter() - t0}
@@ -195,6 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=10, help="timed calls per column (at least 1 s is timed)")
     ap.add_argument("--recompile", action="store_true", help="compile with aotc even if nothing changed")
     ap.add_argument("--json", action="store_true", help="also print all results as JSON")
+    ap.add_argument("--conv-algorithm", default="direct", choices=("direct", "winograd2", "winograd4"),
+                    help="aotc's --conv-algorithm for both modes (docs/winograd.md)")
     ap.add_argument("--xla-child", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -208,7 +212,7 @@ def main(argv=None) -> int:
     for name in names:
         for mode in MODES:
             try:
-                compiled[name, mode] = compile_aotc(name, mode, a.recompile)
+                compiled[name, mode] = compile_aotc(name, mode, a.recompile, a.conv_algorithm)
                 runner_of(compiled[name, mode])
             except Exception as e:  # a failed column is reported, not fatal
                 notes.append(f"{name}/{mode}: aotc compile failed: {str(e).strip()[:300]}")

@@ -3,7 +3,7 @@
 blocked over threads) and the kernel calling the runtime's aotc_wino_* functions.
 
 Only stride-1, undilated, unreversed 3x3 f32 convolutions without groups whose result is
-[batch, rows, columns, features] in that order qualify; everything else stays with
+[batch, rows, columns, features] in that order, with at least _MIN_TILES tiles, qualify; everything else stays with
 convolution.py and conv_gemm.py. Winograd rounds differently from XLA's direct sums
 (docs/winograd.md has the measured errors), which is why it is an option.
 """
@@ -24,6 +24,9 @@ F32, U8 = DTYPES["f32"], DTYPES["u8"]
 # option value -> output tile size m of F(m x m, 3 x 3)
 ALGORITHMS = {"winograd2": 2, "winograd4": 4}
 
+# fewer tiles (over the batch) than this: the weight transform, done on every call, costs more
+# than the tiles save, and the convolution stays direct
+_MIN_TILES = 32
 _BLOCK_TILES = 64  # tiles per block (the GEMMs' rows): at least this many, in whole tile rows
 _BLOCK_BYTES = 4 * 1024 * 1024  # a block's transformed input and GEMM results fit in this
 
@@ -82,6 +85,8 @@ def winograd_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, algorith
     OH, OW, O = out.dims[1], out.dims[2], out.dims[3]
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
     tw, th = -(-OW // m), -(-OH // m)
+    if B * tw * th < _MIN_TILES:
+        return None
     rows = max(1, min(th, -(-_BLOCK_TILES // tw)))
     while rows > 1 and _block_bytes(m, rows * tw, C, O) > _BLOCK_BYTES:
         rows -= 1

@@ -66,39 +66,77 @@ static void aotc__wino_at4(const float* AOTC_RESTRICT in, int64_t is, float* AOT
   }
 }
 
-/* G g for one column of g (3 values) into n values, in double. */
-static void aotc__wino_g(int64_t m, const double g[3], double u[6]) {
-  if (m == 2) {
-    u[0] = g[0];
-    u[1] = (g[0] + g[1] + g[2]) * 0.5;
-    u[2] = (g[0] - g[1] + g[2]) * 0.5;
-    u[3] = g[2];
-    return;
+/* G v over `cb` lanes: 3 values at in[r*is + k] into n values at out[i*os + k], in double. */
+static void aotc__wino_g2(const double* AOTC_RESTRICT in, int64_t is, double* AOTC_RESTRICT out, int64_t os,
+                          int64_t cb) {
+  for (int64_t k = 0; k < cb; k++) {
+    double v0 = in[k], v1 = in[is + k], v2 = in[2 * is + k];
+    out[k] = v0;
+    out[os + k] = ((v0 + v1) + v2) * 0.5;
+    out[2 * os + k] = ((v0 - v1) + v2) * 0.5;
+    out[3 * os + k] = v2;
   }
-  u[0] = g[0] / 4.0;
-  u[1] = -(g[0] + g[1] + g[2]) / 6.0;
-  u[2] = -(g[0] - g[1] + g[2]) / 6.0;
-  u[3] = g[0] / 24.0 + g[1] / 12.0 + g[2] / 6.0;
-  u[4] = g[0] / 24.0 - g[1] / 12.0 + g[2] / 6.0;
-  u[5] = g[2];
 }
+
+static void aotc__wino_g4(const double* AOTC_RESTRICT in, int64_t is, double* AOTC_RESTRICT out, int64_t os,
+                          int64_t cb) {
+  for (int64_t k = 0; k < cb; k++) {
+    double v0 = in[k], v1 = in[is + k], v2 = in[2 * is + k];
+    out[k] = v0 * 0.25;
+    out[os + k] = ((v0 + v1) + v2) * (-1.0 / 6.0);
+    out[2 * os + k] = ((v0 - v1) + v2) * (-1.0 / 6.0);
+    out[3 * os + k] = (v0 * (1.0 / 24.0) + v1 * (1.0 / 12.0)) + v2 * (1.0 / 6.0);
+    out[4 * os + k] = (v0 * (1.0 / 24.0) - v1 * (1.0 / 12.0)) + v2 * (1.0 / 6.0);
+    out[5 * os + k] = v2;
+  }
+}
+
+/* Whole tiles of AOTC__WINO_LANES lanes, element (i, j) of lane k at [(i*N + j)*L + k], every
+ * stride a constant: G g G^T (3x3 -> NxN, double), B^T d B (NxN), A^T m A (NxN -> MxM). */
+#define AOTC__WINO_TILES(M, N)                                                                   \
+  static void aotc__wino_wtile##M(const double* AOTC_RESTRICT g, double* AOTC_RESTRICT u) {      \
+    const int64_t L = AOTC__WINO_LANES;                                                          \
+    double t[N * 3 * AOTC__WINO_LANES];                                                          \
+    for (int64_t s = 0; s < 3; s++) aotc__wino_g##M(g + s * L, 3 * L, t + s * L, 3 * L, L);      \
+    for (int64_t i = 0; i < N; i++) aotc__wino_g##M(t + i * 3 * L, L, u + i * N * L, L, L);      \
+  }                                                                                              \
+  static void aotc__wino_itile##M(const float* AOTC_RESTRICT d, float* AOTC_RESTRICT e) {        \
+    const int64_t L = AOTC__WINO_LANES;                                                          \
+    float t[N * N * AOTC__WINO_LANES];                                                           \
+    for (int64_t s = 0; s < N; s++) aotc__wino_bt##M(d + s * L, N * L, t + s * L, N * L, L);     \
+    for (int64_t i = 0; i < N; i++) aotc__wino_bt##M(t + i * N * L, L, e + i * N * L, L, L);     \
+  }                                                                                              \
+  static void aotc__wino_otile##M(const float* AOTC_RESTRICT mm, float* AOTC_RESTRICT r) {       \
+    const int64_t L = AOTC__WINO_LANES;                                                          \
+    float t[M * N * AOTC__WINO_LANES];                                                           \
+    for (int64_t j = 0; j < N; j++) aotc__wino_at##M(mm + j * L, N * L, t + j * L, N * L, L);    \
+    for (int64_t a = 0; a < M; a++) aotc__wino_at##M(t + a * N * L, L, r + a * M * L, L, L);     \
+  }
+AOTC__WINO_TILES(2, 4)
+AOTC__WINO_TILES(4, 6)
 
 AOTC_RT_API void aotc_wino_weights_f32(int64_t m, int64_t C, int64_t O, const float* w, int64_t w_r, int64_t w_s,
                                        int64_t w_i, int64_t w_o, float* U) {
-  int64_t n = m + 2;
+  const int64_t n = m + 2, L = AOTC__WINO_LANES;
+  double g[9 * AOTC__WINO_LANES], u[36 * AOTC__WINO_LANES];
   for (int64_t c = 0; c < C; c++) {
-    for (int64_t o = 0; o < O; o++) {
-      const float* g = w + c * w_i + o * w_o;
-      double gu[6][3]; /* G g: n x 3 */
-      for (int64_t s = 0; s < 3; s++) {
-        double col[3] = {g[s * w_s], g[w_r + s * w_s], g[2 * w_r + s * w_s]}, u[6];
-        aotc__wino_g(m, col, u);
-        for (int64_t i = 0; i < n; i++) gu[i][s] = u[i];
+    for (int64_t o0 = 0; o0 < O; o0 += L) {
+      const int64_t ob = O - o0 < L ? O - o0 : L;
+      for (int64_t r = 0; r < 3; r++) {
+        for (int64_t s = 0; s < 3; s++) {
+          const float* src = w + r * w_r + s * w_s + c * w_i + o0 * w_o;
+          double* dst = g + (r * 3 + s) * L;
+          for (int64_t k = 0; k < ob; k++) dst[k] = src[k * w_o];
+          for (int64_t k = ob; k < L; k++) dst[k] = 0.0;
+        }
       }
-      for (int64_t i = 0; i < n; i++) {
-        double u[6];
-        aotc__wino_g(m, gu[i], u); /* (G g) G^T, row i */
-        for (int64_t j = 0; j < n; j++) U[(i * n + j) * C * O + c * O + o] = (float)u[j];
+      if (m == 2)
+        aotc__wino_wtile2(g, u);
+      else
+        aotc__wino_wtile4(g, u);
+      for (int64_t p = 0; p < n * n; p++) {
+        float* dst = U + p * C * O + c * O + o0;
+        for (int64_t k = 0; k < ob; k++) dst[k] = (float)u[p * L + k];
       }
     }
   }
@@ -119,14 +157,10 @@ AOTC_RT_API void aotc_wino_conv_f32(int64_t m, int64_t C, int64_t O, const float
   if (tr0 + ntr > th) ntr = th - tr0;
   if (ntr <= 0) return;
   const int64_t T = ntr * tw;
-  void (*bt)(const float* AOTC_RESTRICT, int64_t, float* AOTC_RESTRICT, int64_t, int64_t) =
-      m == 2 ? aotc__wino_bt2 : aotc__wino_bt4;
-  void (*at)(const float* AOTC_RESTRICT, int64_t, float* AOTC_RESTRICT, int64_t, int64_t) =
-      m == 2 ? aotc__wino_at2 : aotc__wino_at4;
   float* V = (float*)scratch;
   float* M = (float*)((char*)scratch + aotc__wino_align((size_t)(nn * T * C) * sizeof(float)));
   void* gs = (char*)M + aotc__wino_align((size_t)(nn * T * O) * sizeof(float));
-  float d[36 * AOTC__WINO_LANES], t[36 * AOTC__WINO_LANES];
+  float d[36 * AOTC__WINO_LANES], e[36 * AOTC__WINO_LANES];
   /* input transform: V[pos][tile][c] */
   for (int64_t tt = 0; tt < T; tt++) {
     const int64_t ih0 = (tr0 + tt / tw) * m - pad_h, iw0 = (tt % tw) * m - pad_w;
@@ -136,16 +170,26 @@ AOTC_RT_API void aotc_wino_conv_f32(int64_t m, int64_t C, int64_t O, const float
         for (int64_t s = 0; s < n; s++) {
           float* dst = d + (r * n + s) * L;
           const int64_t ih = ih0 + r, iw = iw0 + s;
-          if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-            for (int64_t k = 0; k < cb; k++) dst[k] = 0.0f;
-          } else {
+          int64_t k = 0;
+          if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
             const float* src = x + ih * x_h + iw * x_w + c0 * x_c;
-            for (int64_t k = 0; k < cb; k++) dst[k] = src[k * x_c];
+            if (x_c == 1) {
+              for (; k < cb; k++) dst[k] = src[k];
+            } else {
+              for (; k < cb; k++) dst[k] = src[k * x_c];
+            }
           }
+          for (; k < L; k++) dst[k] = 0.0f;
         }
       }
-      for (int64_t s = 0; s < n; s++) bt(d + s * L, n * L, t + s * L, n * L, cb);
-      for (int64_t i = 0; i < n; i++) bt(t + i * n * L, L, V + i * n * T * C + tt * C + c0, T * C, cb);
+      if (m == 2)
+        aotc__wino_itile2(d, e);
+      else
+        aotc__wino_itile4(d, e);
+      for (int64_t p = 0; p < nn; p++) {
+        float* dst = V + p * T * C + tt * C + c0;
+        for (int64_t k = 0; k < cb; k++) dst[k] = e[p * L + k];
+      }
     }
   }
   /* one GEMM per tile position */
@@ -156,12 +200,21 @@ AOTC_RT_API void aotc_wino_conv_f32(int64_t m, int64_t C, int64_t O, const float
     const int64_t oh0 = (tr0 + tt / tw) * m, ow0 = (tt % tw) * m;
     for (int64_t o0 = 0; o0 < O; o0 += L) {
       const int64_t ob = O - o0 < L ? O - o0 : L;
-      for (int64_t j = 0; j < n; j++) at(M + j * T * O + tt * O + o0, n * T * O, t + j * L, n * L, ob);
-      for (int64_t a = 0; a < m; a++) at(t + a * n * L, L, d + a * m * L, L, ob);
+      for (int64_t p = 0; p < nn; p++) {
+        const float* src = M + p * T * O + tt * O + o0;
+        float* dst = d + p * L;
+        int64_t k = 0;
+        for (; k < ob; k++) dst[k] = src[k];
+        for (; k < L; k++) dst[k] = 0.0f;
+      }
+      if (m == 2)
+        aotc__wino_otile2(d, e);
+      else
+        aotc__wino_otile4(d, e);
       for (int64_t a = 0; a < m && oh0 + a < OH; a++) {
         for (int64_t b = 0; b < m && ow0 + b < OW; b++) {
           float* dst = y + ((oh0 + a) * OW + ow0 + b) * O + o0;
-          const float* src = d + (a * m + b) * L;
+          const float* src = e + (a * m + b) * L;
           for (int64_t k = 0; k < ob; k++) dst[k] = src[k];
         }
       }
