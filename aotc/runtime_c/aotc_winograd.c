@@ -10,6 +10,9 @@
  * bits do not depend on how tiles are grouped into blocks or threads.  The
  * weight transform G g G^T is computed in double and rounded once.
  */
+#ifndef AOTC_GEMM_H /* compiled on its own: the GEMM it calls, static like the rest */
+#include "aotc_gemm.c"
+#endif
 #ifndef AOTC_WINOGRAD_H
 #include "aotc_winograd.h"
 #endif
