@@ -93,7 +93,7 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     if res.size == 0:
         return
     wplan = winograd_plan(instr, lhs, rhs, kb.conv_algorithm)
-    if wplan is not None:
+    if wplan is not None and out.dtype == F32:  # an epilogue to another type: the GEMM path's own rows
         emit_winograd_conv(kb, instr, wplan, out)
         return
     plan = gemm_conv_plan(instr, lhs, rhs)
