@@ -151,21 +151,22 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
         raise AotcError("--weights file: the config binds no parameters; list the weights under `bound:` "
                         "(file: an .npz, params: the parameters)")
     progress("lower", None)
+    target = resolve_target(options.target, options.target_cpu, options.target_features)
     # the targets the application implements: --custom-call and the config's `custom_calls`, in one field
     options = replace(options, custom_calls=tuple(sorted(set(options.custom_calls) | set(fe.signature.custom_calls))))
     custom_calls = options.custom_calls
     lowered = lower(fe.module, fe.signature, name=name, source=options.source_name or os.path.basename(fe.path),
                     target=target_banner, source_text=fe.source_text, dump=dump,
                     weights="file" if options.weights == "file" else "bound",
-                    fma=has_fma(resolve_target(options.target, options.target_cpu, options.target_features)),
+                    fma=has_fma(target),
                     custom_calls=custom_calls, conv_algorithm=options.conv_algorithm)
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"
     p = lowered.program
     encoding = const_encoding(p, options, target_banner)
-    parts, blob = emit_source_parts(p, header_name, encoding, options.profile)
-    return Generated(name, header_name, tuple(parts), emit_header(p, guard, options.profile), lowered,
+    parts, blob = emit_source_parts(p, header_name, encoding, options.profile, target.fat_levels)
+    return Generated(name, header_name, tuple(parts), emit_header(p, guard, options.profile, target.fat_levels), lowered,
                      _programs(p, header_name, options), blob, encoding)
 
 

@@ -48,7 +48,8 @@ def _table(P: str, kind: str, ports: tuple[Port, ...]) -> list[str]:
     return out
 
 
-def emit_api(p: Program, profile: bool = False) -> str:
+def emit_api(p: Program, profile: bool = False, execute: str | None = None) -> str:
+    """The instance API; a run calls `execute` (default `P_execute`; a fat file's dispatcher)."""
     P = p.name
     na, nr = len(p.args), len(p.results)
     nw = len(p.weights)
@@ -225,7 +226,7 @@ def emit_api(p: Program, profile: bool = False) -> str:
         "    }",
         f"    aotc_budget_now = {'&budget' if hosted else 'm ? &budget : 0'};",
         "    if (!aotc_budget_spent())",
-        f"        {P}_execute(args, results, (unsigned char*)arena, par{prof.execute_arg(P) if profile else ''});",
+        f"        {execute or P + '_execute'}(args, results, (unsigned char*)arena, par{prof.execute_arg(P) if profile else ''});",
         "    aotc_budget_now = outer;",
         "    aotc_fpenv_leave(&env);",
         *host.run_leave(p),

@@ -8,7 +8,7 @@ import re
 from math import prod
 
 from ..lower.program import Port, Program
-from . import host
+from . import fat, host
 from . import profile as prof
 from .api import MAX_THREADS
 from .common import banner, c_storage, macro
@@ -58,7 +58,7 @@ def _token_note(p: Program) -> list[str]:
             "   counts above leave them out); the model orders its effects itself (docs/custom_calls.md). */"]
 
 
-def emit_header(p: Program, guard: str, profile: bool = False) -> str:
+def emit_header(p: Program, guard: str, profile: bool = False, fat_levels: fat.Levels = ()) -> str:
     P, M = p.name, macro(p)
     lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
              "#include <stddef.h>", "#include <stdint.h>", "", *_export_macro(M), "",
@@ -121,6 +121,7 @@ def emit_header(p: Program, guard: str, profile: bool = False) -> str:
     for i, r in enumerate(p.results):
         lines.append(f"{c_storage(r)}* {P}_result_{r.name}_data({P}_instance* m);  /* result {i} */")
     lines += prof.header_decls(p) if profile else []
+    lines += fat.header_lines(P, M, fat_levels) if fat_levels else []
     lines = _exported(lines, P, M)
     lines += host.header_decls(p)
     lines += ["", "#ifdef __cplusplus", '}  /* extern "C" */', "#endif"]

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..errors import AotcError
 from ..kernel import ir as K
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import parts_called, runtime_source
-from . import host
+from . import fat, host
 from . import profile as prof
 from .api import emit_api
 from .common import banner
@@ -27,8 +28,12 @@ def _param_decl(s: Slot, written: bool) -> str:
     return f"{t}* AOTC_RESTRICT {s.cname}" if written else f"const {t}* {s.cname}"
 
 
-def _slot_pointer(s: Slot, bare: frozenset[str]) -> str:
+def _slot_pointer(s: Slot, bare: frozenset[str], table: tuple[str, dict[str, int]] | None = None) -> str:
+    """The slot's pointer in an execute function; with `table` (a fat file), constants are
+    read through the table of their addresses, which every level's object shares."""
     t = s.dtype.c_type
+    if s.place == "const" and table is not None:
+        return f"const {t}* const {s.cname} = (const {t}*){table[0]}[{table[1][s.const]}];"
     if s.place == "arg":
         return f"{t}* const {s.cname} = ({t}*)args[{s.offset}];"
     if s.place == "result":
@@ -177,7 +182,7 @@ def _threaded(k) -> bool:
 
 
 def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset(), profile: bool = False,
-                  checks: bool = True) -> None:
+                  checks: bool = True, table: tuple[str, dict[str, int]] | None = None) -> None:
     """The run function of `p`; with `checks`, the run budget is checked between kernels (a
     sub-program's kernels are not: a loop's trips are checked where the loop runs them)."""
     out.append(f"static void {p.name}_execute(void* const* args, void* const* results, unsigned char* arena,")
@@ -187,7 +192,7 @@ def _emit_execute(p: Program, out: list[str], bare: frozenset[str] = frozenset()
         if s.cname in needed and s.alias_of:
             needed.add(s.alias_of)
     order = sorted((s for s in p.slots if s.cname in needed), key=lambda s: (s.place == "alias", s.cname))
-    out += ["    " + _slot_pointer(s, bare) for s in order]
+    out += ["    " + _slot_pointer(s, bare, table) for s in order]
     out += ["    (void)args;", "    (void)results;", "    (void)arena;", "    (void)par;"]
     if profile:
         out += ["    (void)prof;", *prof.timed_calls(p, _emit_checked_call)]
@@ -220,14 +225,23 @@ def emit_source(p: Program, header_name: str, profile: bool = False) -> str:
 
 
 def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
-                      profile: bool = False) -> tuple[list, Blob | None]:
+                      profile: bool = False, fat_levels: fat.Levels = ()) -> tuple[list, Blob | None]:
     """The .c as text pieces and constants to stream (`constants.write_parts`), and with
-    `incbin` the blob its constants are in (`Blob.write` writes it beside the .c)."""
+    `incbin` the blob its constants are in (`Blob.write` writes it beside the .c). With
+    `fat_levels` the file is a fat one (`fat.py`): a level's object (AOTC_FAT_LEVEL) holds
+    the runtime and the kernels only, and reads the constants of the plain object."""
     programs = _all_programs(p)
+    if fat_levels and profile:
+        raise AotcError("--profile is not available for a fat target (x86_64-fat): profile one level, "
+                        "e.g. --target x86_64 or --target native")
+    if fat_levels and any(q.host_calls for q in programs):
+        raise AotcError("a model with calls into the application (custom calls, infeed, outfeed, send, recv) "
+                        "cannot be built for a fat target (x86_64-fat) yet; use --target x86_64 or native")
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
            f'#include "{header_name}"', "",
            "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>",
            "#include <string.h>", "#include <time.h>", "",
+           *(fat.prologue(fat_levels) if fat_levels else []),
            "/* ---------------------------------------------------------------- runtime */",
            runtime_source(parts_called(_called([k.body for q in programs for k in q.kernels],
                                                  [f for q in programs for f in q.functions]))), "",
@@ -236,6 +250,7 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     in_blob = [c for c in consts if encoding == "incbin" and incbin_ok(c)]
     blob = Blob.of(in_blob) if in_blob else None
     parts: list = ["\n".join(out) + "\n"]
+    parts += ["#if !defined(AOTC_FAT_LEVEL)  /* the constants: in the plain object only */\n"] if fat_levels else []
     blobbed = {id(c) for c in in_blob}
     for c in consts:
         if id(c) not in blobbed:
@@ -243,7 +258,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     if blob is not None:
         parts += [incbin_text(blob, p.name), "\n"]
     bare = frozenset(c.cname for c in in_blob)
-    out = []
+    table = (fat.table_name(p), fat.const_index(consts)) if fat_levels else None
+    out = ["#endif", *fat.table(p, consts, bare)] if fat_levels else []
     out += ["/* A thread pool as kernels see it: run fn over [0, n) in chunks (NULL: serial);",
             " * threads: the built-in pool's size, 0 for an application's pool. */",
             "typedef struct { aotc_parallel_for_fn fn; void* user; int threads; } aotc_par;", "",
@@ -266,11 +282,15 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
         out += [f"/* ---------------------------------------------------------------- {title} */"]
         _emit_kernels(q, out)
         if q is not p:
-            _emit_execute(q, out, bare, checks=False)
+            _emit_execute(q, out, bare, checks=False, table=table)
     out += prof.clock_source() if profile else []
     out += ["/* ---------------------------------------------------------------- entry */"]
-    _emit_execute(p, out, bare, profile)
-    out += [emit_api(p, profile)]
+    _emit_execute(p, out, bare, profile, table=table)
+    if fat_levels:
+        out += ["#if defined(AOTC_FAT_LEVEL)", *fat.level_entry(p), "#else", *fat.dispatcher(p, fat_levels),
+                emit_api(p, profile, execute=f"{p.name}_fat_execute"), "#endif /* AOTC_FAT_LEVEL */"]
+    else:
+        out += [emit_api(p, profile)]
     parts.append("\n".join(out))
     return parts, blob
 

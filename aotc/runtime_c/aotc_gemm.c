@@ -19,6 +19,13 @@
  * portable scalar kernel written for auto-vectorisation.  The vector kernels
  * share one body, written against a small per-ISA macro vocabulary
  * (AOTC__SV_* for f32, AOTC__DV_* for f64).  No allocation, no state.
+ *
+ * AOTC_GEMM_SAME_ORDER (a fat x86-64 file defines it for all its levels): every
+ * ISA computes the bits of the AVX2+FMA kernels.  The portable kernels then
+ * fuse each product as those do (fmaf), and the matrix-vector dot keeps the
+ * AVX2 kernel's 8 (f64: 4) partial sums and its order of adding them, also
+ * with AVX-512F.  Elsewhere the dot keeps as many partial sums as the vector
+ * has lanes.
  */
 #ifndef AOTC_GEMM_H
 #include "aotc_gemm.h"
@@ -59,6 +66,9 @@
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) _mm512_reduce_add_pd(v)
 #define AOTC__GEMM_VECTOR 1
+#if defined(AOTC_GEMM_SAME_ORDER)
+#define AOTC__GEMV_AVX2 1 /* the matrix-vector kernels in AVX2's lanes and order */
+#endif
 #elif defined(AOTC_HAVE_AVX2)
 #define AOTC__SV_T __m256
 #define AOTC__SV_L 8
@@ -78,21 +88,12 @@
 #define AOTC__DV_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
 #define AOTC__DV_ADD(a, b) _mm256_add_pd((a), (b))
 #define AOTC__DV_ZERO() _mm256_setzero_pd()
-AOTC_INLINE float aotc__hsum_ps256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
-  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
 #define AOTC__SV_REDUCE(v) aotc__hsum_ps256(v)
 #define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) aotc__hsum_pd256(v)
 #define AOTC__GEMM_VECTOR 1
+#define AOTC__GEMV_AVX2 1
 #elif defined(AOTC_HAVE_NEON)
 #define AOTC__SV_T float32x4_t
 #define AOTC__SV_L 4
@@ -117,6 +118,45 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) vaddvq_f64(v)
 #define AOTC__GEMM_VECTOR 1
+#endif
+
+/* The matrix-vector kernels' vocabulary: AVX2's (AOTC__S8_* f32, AOTC__D4_* f64), or the
+ * micro-kernels' own. */
+#if defined(AOTC__GEMV_AVX2)
+#define AOTC__S8_T __m256
+#define AOTC__S8_L 8
+#define AOTC__S8_LOADU(p) _mm256_loadu_ps(p)
+#define AOTC__S8_STOREU(p, v) _mm256_storeu_ps((p), (v))
+#define AOTC__S8_BCAST(p) _mm256_broadcast_ss(p)
+#define AOTC__S8_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define AOTC__S8_ZERO() _mm256_setzero_ps()
+#define AOTC__S8_FMAS(a, b, c) fmaf((a), (b), (c))
+#define AOTC__S8_REDUCE(v) aotc__hsum_ps256(v)
+#define AOTC__D4_T __m256d
+#define AOTC__D4_L 4
+#define AOTC__D4_LOADU(p) _mm256_loadu_pd(p)
+#define AOTC__D4_STOREU(p, v) _mm256_storeu_pd((p), (v))
+#define AOTC__D4_BCAST(p) _mm256_broadcast_sd(p)
+#define AOTC__D4_FMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#define AOTC__D4_ZERO() _mm256_setzero_pd()
+#define AOTC__D4_FMAS(a, b, c) fma((a), (b), (c))
+#define AOTC__D4_REDUCE(v) aotc__hsum_pd256(v)
+/* lanes (0+4)+(2+6) + (1+5)+(3+7); f64 (0+2)+(1+3) */
+AOTC_INLINE float aotc__hsum_ps256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#define AOTC__GEMV_S AOTC__S8
+#define AOTC__GEMV_D AOTC__D4
+#else
+#define AOTC__GEMV_S AOTC__SV
+#define AOTC__GEMV_D AOTC__DV
 #endif
 
 /* ---- micro-kernels -------------------------------------------------------- */
@@ -199,6 +239,16 @@ AOTC__DEF_VKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC__DV, AOTC_DGEMM_MR)
 AOTC_STATIC_ASSERT(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
 AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
 #else
+/* a*b + c as the portable kernels compute it: rounded twice, or under
+ * AOTC_GEMM_SAME_ORDER once, as the vector kernels do (T is float or double) */
+#if defined(AOTC_GEMM_SAME_ORDER)
+#define AOTC__PMAD_float(a, b, c) fmaf((a), (b), (c))
+#define AOTC__PMAD_double(a, b, c) fma((a), (b), (c))
+#else
+#define AOTC__PMAD_float(a, b, c) ((c) + (a) * (b))
+#define AOTC__PMAD_double(a, b, c) ((c) + (a) * (b))
+#endif
+#define AOTC__PMAD(T, a, b, c) AOTC__PMAD_##T(a, b, c)
 /* Portable kernel: the accumulator tile is a local array with constant
  * bounds, which gcc and clang keep in vector registers. */
 #define AOTC__DEF_SKERNEL(NAME, T, MR, NR)                                             \
@@ -210,7 +260,7 @@ AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors w
       for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       for (int i = 0; i < MR; ++i)                                                     \
-        for (int j = 0; j < NR; ++j) acc[i][j] += a[i] * b[j];                         \
+        for (int j = 0; j < NR; ++j) acc[i][j] = AOTC__PMAD(T, a[i], b[j], acc[i][j]); \
       a += MR;                                                                         \
       b += NR;                                                                         \
     }                                                                                  \
@@ -227,7 +277,7 @@ AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors w
       for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       for (int i = 0; i < MR; ++i)                                                     \
-        for (int j = 0; j < NR; ++j) acc[i][j] += a[i * lda + k] * b[j];               \
+        for (int j = 0; j < NR; ++j) acc[i][j] = AOTC__PMAD(T, a[i * lda + k], b[j], acc[i][j]); \
       b += NR;                                                                         \
     }                                                                                  \
     for (int i = 0; i < MR; ++i)                                                       \
@@ -327,8 +377,43 @@ AOTC__DEF_SKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC_DGEMM_MR, AOTC_DGEM
       out[r * os] = t0;                                                                     \
     }                                                                                       \
   }
-AOTC__DEF_GEMV(aotc_sgemm, float, AOTC__SV)
-AOTC__DEF_GEMV(aotc_dgemm, double, AOTC__DV)
+#define AOTC__DEF_GEMV_X(NAME, T, P) AOTC__DEF_GEMV(NAME, T, P) /* P expanded first */
+AOTC__DEF_GEMV_X(aotc_sgemm, float, AOTC__GEMV_S)
+AOTC__DEF_GEMV_X(aotc_dgemm, double, AOTC__GEMV_D)
+#elif defined(AOTC_GEMM_SAME_ORDER)
+/* portable, in the order of the AVX2 kernels: fused products, the dot's 8 (f64: 4)
+ * partial sums added as aotc__hsum_ps256 (pd256) adds the lanes */
+#define AOTC__DEF_GEMV(NAME, T, L, REDUCE)                                                  \
+  AOTC_INTERNAL void NAME##_axpy(int64_t len, int64_t K, const T* coef, int64_t cs,        \
+                                 const T* rows, int64_t rs, T* AOTC_RESTRICT out) {        \
+    for (int64_t i0 = 0; i0 < len; i0 += AOTC__AXPY_CHUNK) {                               \
+      const int64_t il = len - i0 < AOTC__AXPY_CHUNK ? len - i0 : AOTC__AXPY_CHUNK;         \
+      T* o = out + i0;                                                                      \
+      for (int64_t i = 0; i < il; ++i) o[i] = 0;                                            \
+      for (int64_t k = 0; k < K; ++k) {                                                     \
+        const T c = coef[k * cs];                                                           \
+        const T* AOTC_RESTRICT r = rows + k * rs + i0;                                      \
+        for (int64_t i = 0; i < il; ++i) o[i] = AOTC__PMAD(T, c, r[i], o[i]);               \
+      }                                                                                     \
+    }                                                                                       \
+  }                                                                                         \
+  AOTC_INTERNAL void NAME##_dot(int64_t count, int64_t K, const T* rows, int64_t rs,        \
+                                const T* AOTC_RESTRICT vec, T* out, int64_t os) {           \
+    const int64_t kv = K / L * L;                                                           \
+    for (int64_t r = 0; r < count; ++r) {                                                   \
+      const T* a = rows + r * rs;                                                           \
+      T s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                    \
+      for (int64_t k = 0; k < kv; k += L)                                                   \
+        for (int j = 0; j < L; ++j) s[j] = AOTC__PMAD(T, a[k + j], vec[k + j], s[j]);       \
+      T t = REDUCE(s);                                                                      \
+      for (int64_t k = kv; k < K; ++k) t += a[k] * vec[k];                                  \
+      out[r * os] = t;                                                                      \
+    }                                                                                       \
+  }
+#define AOTC__REDUCE8(s) (((s)[0] + (s)[4]) + ((s)[2] + (s)[6])) + (((s)[1] + (s)[5]) + ((s)[3] + (s)[7]))
+#define AOTC__REDUCE4(s) (((s)[0] + (s)[2]) + ((s)[1] + (s)[3]))
+AOTC__DEF_GEMV(aotc_sgemm, float, 8, AOTC__REDUCE8)
+AOTC__DEF_GEMV(aotc_dgemm, double, 4, AOTC__REDUCE4)
 #else
 /* portable: eight partial sums per dot product (a fixed summation order
  * compilers can vectorise without reassociating) */

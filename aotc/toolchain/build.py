@@ -63,6 +63,25 @@ def sanitizer_flags(sanitize: str | None) -> list[str]:
     raise AotcError(f"unknown sanitizer '{sanitize}' (use {' or '.join(SANITIZERS)})")
 
 
+def compile_model_object(tc: cc.Toolchain, c_path: str | os.PathLike, obj_path: str | os.PathLike,
+                         flags: list[str]) -> Path:
+    """The model's object: one compile, or for a fat target (`Target.fat_levels`) the plain
+    object and one per level (`-DAOTC_FAT_LEVEL=N` and its `-march`, which overrides the
+    target's), joined by a relocatable link (`cc -r`) into one object."""
+    levels = tc.target.fat_levels
+    if not levels:
+        return commands.compile_object(tc, c_path, obj_path, flags)
+    obj_path = Path(obj_path)
+    with tempfile.TemporaryDirectory(prefix="aotc-fat-") as tmp:
+        objs = [commands.compile_object(tc, c_path, Path(tmp) / "plain.o", flags)]
+        for n, march in levels:
+            objs.append(commands.compile_object(tc, c_path, Path(tmp) / f"level{n}.o",
+                                                [*flags, f"-march={march}", f"-DAOTC_FAT_LEVEL={n}"]))
+        commands.run_tool([*tc.argv, "-r", "-nostdlib", *map(str, objs), "-o", str(obj_path)],
+                          f"joining the levels of {Path(c_path).name}")
+    return obj_path
+
+
 def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
                   target: Target | str | None, options: CompileOptions,
                   toolchain: cc.Toolchain | None = None) -> dict[str, str]:
@@ -83,7 +102,7 @@ def build_outputs(c_path: str | os.PathLike, out_prefix: str | os.PathLike,
     outputs: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="aotc-build-") as tmp:
         obj = out_prefix + ".o" if "o" in options.emit else os.path.join(tmp, "model.o")
-        commands.compile_object(tc, c_path, obj, flags)
+        compile_model_object(tc, c_path, obj, flags)
         if "o" in options.emit:
             outputs["o"] = obj
         if "so" in options.emit:

@@ -23,6 +23,8 @@ def has_fma(target: Target) -> bool:
         return any(f.startswith("-mfpu=") and "vfpv4" in f for f in target.simd_cflags)
     if target.arch != "x86_64":
         return False
+    if target.fat_levels:  # every level computes x86_64's (v3's) results; the baseline calls fmaf
+        return True
     if "-fma" in target.features:
         return False
     if "+fma" in target.features:

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import AotcError, ToolchainError
 from ..options import CompileOptions
 from . import cache, cc, commands
-from .build import base_cflags
+from .build import base_cflags, compile_model_object
 from .loader import ModelRunError, TensorSpec, coerce_input, spec_from
 from .targets import Target, host_triple, resolve_target
 
@@ -87,7 +87,7 @@ def build_runner(model_c_path: str | os.PathLike, prefix: str, target: Target | 
     if cache.verified(exe):  # never run a program the cache did not record
         return exe
     with tempfile.TemporaryDirectory(prefix="aotc-runner-", dir=workdir) as tmp:
-        model_o = commands.compile_object(tc, model_c, Path(tmp) / "model.o", flags)
+        model_o = compile_model_object(tc, model_c, Path(tmp) / "model.o", flags)
         runner_flags = [*flags, f"-DAOTC_RUNNER_PREFIX={prefix}"]
         if header is not None:
             runner_flags += [f"-I{header.parent.resolve()}", f'-DAOTC_RUNNER_HEADER="{header.name}"']

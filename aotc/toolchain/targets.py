@@ -18,6 +18,10 @@ Target names (`CompileOptions.target`):
 - ``x86_64-windows``: ``x86_64-windows-gnu`` (MinGW-w64 ABI, the one zig cc
   and ``x86_64-w64-mingw32-gcc`` build for) at x86-64-v3; the full triple is
   the SSE2 baseline.  Programs run here under wine.
+- ``x86_64-fat``: one artifact for every x86-64 machine: the kernels are built three
+  times, at the x86-64 baseline, x86-64-v3 (AVX2, FMA) and x86-64-v4 (AVX-512), and the
+  model picks one at run time by CPUID (docs/portability.md, "Targets"). Its results are
+  those of ``x86_64`` (fused multiply-adds where XLA:CPU fuses them) on every level.
 - ``generic``: portable C for the host triple with no ``-march`` and no
   intrinsics (defines ``AOTC_SIMD_SCALAR``).
 - the triples ``aarch64-linux-gnu``, ``aarch64-linux-android``,
@@ -37,7 +41,7 @@ import os
 import platform
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import AotcError
 
@@ -80,6 +84,13 @@ _ALIASES: dict[str, tuple[str, str | None]] = {
     "riscv64": ("riscv64-linux-gnu", None),
     "x86_64-windows": ("x86_64-windows-gnu", "x86-64-v3"),
     "x86_64-w64-mingw32": ("x86_64-windows-gnu", None),
+    "x86_64-fat": ("x86_64-linux-gnu", "x86-64"),
+}
+
+# Targets whose kernels are also built at further -march levels, chosen at run time: the
+# level number the generated code calls each (AOTC_FAT_LEVEL) and its -march name.
+FAT_LEVELS: dict[str, tuple[tuple[int, str], ...]] = {
+    "x86_64-fat": ((3, "x86-64-v3"), (4, "x86-64-v4")),
 }
 
 _SPECIAL = ("host", "native", "generic")
@@ -110,6 +121,7 @@ class Target:
     emulator: tuple[str, ...] | None  # command prefix that runs target programs here
     sysroot: str | None  # target libraries (Debian cross layout /usr/<prefix>), if present
     runs_on_host: bool  # programs built for it run directly on this machine
+    fat_levels: tuple[tuple[int, str], ...] = ()  # further builds of the kernels (FAT_LEVELS)
 
     @property
     def machine_arch(self) -> str:
@@ -148,6 +160,9 @@ class Target:
             return (f"target generic ({self.triple}): portable C, no SIMD intrinsics "
                     f"(AOTC_SIMD_SCALAR)")
         flags = " ".join(f for f in self.simd_cflags) or "baseline ISA"
+        if self.fat_levels:
+            flags += "; kernels also at " + ", ".join(f"{m} (level {n})" for n, m in self.fat_levels)
+            flags += ", chosen at run time by CPUID"
         return f"target {self.name} ({self.triple}, {self.arch}): {flags}"
 
 
@@ -193,9 +208,16 @@ def resolve_target(name: str, target_cpu: str | None = None,
         triple, default_cpu = _ALIASES[name]
     else:
         triple, default_cpu = _canonical_triple(name), None
+    if name in FAT_LEVELS:
+        if target_cpu or features:
+            raise AotcError(f"--target {name} chooses its instruction sets at run time; it takes no "
+                            f"--target-cpu or --target-features")
+        if _info(host).arch != "x86_64":
+            raise AotcError(f"--target {name} is built on an x86-64 machine (gcc or clang)")
     cpu = target_cpu or default_cpu
     arch = _info(triple).arch
-    return _make(name, triple, cpu, features, _isa_flags(arch, cpu, features))
+    t = _make(name, triple, cpu, features, _isa_flags(arch, cpu, features))
+    return replace(t, fat_levels=FAT_LEVELS.get(name, ()))
 
 
 def parse_features(text: str | None) -> tuple[str, ...]:
