@@ -216,7 +216,8 @@ def target_options(fn: Callable, default_target: str = "host") -> Callable:
     fn = click.option("--target-cpu", "target_cpu", metavar="CPU", default=None,
                       help="CPU to tune for, e.g. znver4 or cortex-a76.")(fn)
     fn = click.option("--target", "target", metavar="TARGET", default=default_target, show_default=True,
-                      help="host, native, x86_64, aarch64, generic, or a triple such as aarch64-linux-android.")(fn)
+                      help="host, native, x86_64, x86_64-fat, aarch64, generic, or a triple such as "
+                           "aarch64-linux-android.")(fn)
     return fn
 
 
@@ -336,7 +337,8 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
               help="ISA features like tfcompile's, e.g. +avx2,+fma or +neon.")
 @click.option("--target-cpu", "target_cpu", metavar="CPU", default=None, help="CPU to tune for.")
 @click.option("--target", "target", metavar="TARGET", default="host", show_default=True,
-              help="host, native, x86_64, aarch64, generic, or a triple such as aarch64-linux-android.")
+              help="host, native, x86_64, x86_64-fat, aarch64, generic, or a triple such as "
+                           "aarch64-linux-android.")
 @_handles_errors
 def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
     """Print the C compiler flags for compiling a generated PREFIX.c for TARGET in your own

@@ -43,7 +43,10 @@ def model_cflags(target: Target, options: CompileOptions) -> tuple[str, ...]:
     adds to its own flags, in GCC/Clang spelling: the optimization level and flags of
     `base_cflags`, the target's ISA flags (the runtime picks its SIMD code from the macros
     they define), then `options.cflags`. The language level and -fPIC are the build
-    system's own settings."""
+    system's own settings. A fat target has no such flags: its file is compiled once per level."""
+    if target.fat_levels:
+        raise AotcError(f"--target {target.name} compiles the .c once per ISA level; build it with "
+                        f"`aotc compile --emit o` (or a): docs/portability.md, \"The fat target\"")
     return (options.opt_level, *_NUMERIC_CFLAGS, *target.simd_cflags, *options.cflags)
 
 

@@ -263,3 +263,22 @@ def test_build_outputs_joins_the_levels_into_one_object(tmp_path):
     dyn = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True, check=True).stdout
     assert "_fat_" not in dyn  # the levels' entries and the constants' table stay hidden
     assert f"{r.name}_set_isa" in dyn
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_every_object_is_warning_free(tmp_path, cc):
+    if not shutil.which(cc):
+        pytest.skip(f"no {cc}")
+    model, cfg, _, _, _ = _model_files(tmp_path, "dense")
+    opts = CompileOptions(target="x86_64-fat", emit=())
+    r = api.compile(str(model), str(cfg), out=str(tmp_path / "libm"), options=opts)
+    for extra in ([], ["-march=x86-64-v3", "-DAOTC_FAT_LEVEL=3"], ["-march=x86-64-v4", "-DAOTC_FAT_LEVEL=4"]):
+        subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-march=x86-64", *extra, "-c",
+                        r.c_path, "-o", str(tmp_path / "x.o")], check=True)
+
+
+def test_build_systems_that_compile_once_are_refused():
+    from aotc.toolchain.build import model_cflags
+    with pytest.raises(AotcError, match="once per ISA level"):
+        model_cflags(resolve_target("x86_64-fat"), CompileOptions(target="x86_64-fat"))
