@@ -159,7 +159,7 @@ def _model_files(tmp_path: Path, case: str) -> tuple[Path, Path, dict | None, di
     return d / "model.hlo", d / "cfg.yaml", inputs, expected, 2e-5
 
 
-CASES = ["matmul_example", "tf_matmul_and_add", "op_conv_variants", "op_unary_f32", "dense", "conv"]
+CASES = ["matmul_example", "tf_matmul_and_add", "op_conv_variants", "op_unary_f32", "op_while", "dense", "conv"]
 
 
 @pytest.mark.parametrize("case", CASES)
