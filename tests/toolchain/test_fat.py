@@ -115,7 +115,7 @@ def _random_feeds(model) -> dict[str, np.ndarray]:
 
 def _build(d: Path, model: Path, cfg: Path, target: str, cc: str = "gcc"):
     d.mkdir(parents=True, exist_ok=True)
-    r = api.compile(str(model), str(cfg), out=str(d / "libm"), target=target, cc=cc, emit=("so",))
+    r = api.compile(str(model), str(cfg), out=str(d / d.name), target=target, cc=cc, emit=("so",))
     return r.so_path, r.name
 
 
@@ -206,7 +206,7 @@ def test_default_build_picks_the_best_level_and_refuses_a_missing_one(tmp_path):
     if LEVELS[-1] < 4:
         assert set_isa(4) == 11  # ERR_ISA: this CPU lacks it
     assert set_isa(0) == 0 and isa() == LEVELS[-1]
-    h = (tmp_path / "fat" / "libm.h").read_text()
+    h = (tmp_path / "fat" / "fat.h").read_text()
     assert f"int {name}_set_isa(int level);" in h and f"{name}_ERR_ISA = 11" in h
 
 
