@@ -88,6 +88,26 @@ fetches:
   - {id: 1, name: r}
   - {id: 2, name: g}
 """
+# f64: the GEMM and the dot of another width (4 lanes with AVX2, 8 with AVX-512)
+DENSE64_HLO = """HloModule fat_dense64
+
+ENTRY main {
+  x = f64[50,130] parameter(0)
+  w = f64[130,70] parameter(1)
+  v = f64[130] parameter(2)
+  d = f64[50,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f64[50] dot(x, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f64[50,70], f64[50]) tuple(d, g)
+}
+"""
+DENSE64_CFG = """feeds:
+  - {id: 0, name: x, shape: [50, 130], type: f64}
+  - {id: 1, name: w, shape: [130, 70], type: f64}
+  - {id: 2, name: v, shape: [130], type: f64}
+fetches:
+  - {id: 0, name: d}
+  - {id: 1, name: g}
+"""
 CONV_HLO = """HloModule fat_conv
 
 ENTRY main {
@@ -109,8 +129,11 @@ fetches:
 
 def _random_feeds(model) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(7)
-    return {name: rng.standard_normal(model._spec("arg", i).dims).astype(np.float32)
-            for i, name in enumerate(model.arg_names)}
+    out = {}
+    for i, name in enumerate(model.arg_names):
+        spec = model._spec("arg", i)
+        out[name] = rng.standard_normal(spec.dims).astype(spec.dtype)
+    return out
 
 
 def _build(d: Path, model: Path, cfg: Path, target: str, cc: str = "gcc"):
@@ -146,8 +169,9 @@ def _same_bits(a: dict[str, np.ndarray], b: dict[str, np.ndarray], what: str) ->
 def _model_files(tmp_path: Path, case: str) -> tuple[Path, Path, dict | None, dict | None, float]:
     if case == "matmul_example":
         return (ROOT / "examples/matmul/matmul.hlo", ROOT / "examples/matmul/matmul.yaml", None, None, 0.0)
-    if case in ("dense", "conv"):
-        hlo, cfg = (DENSE_HLO, DENSE_CFG) if case == "dense" else (CONV_HLO, CONV_CFG)
+    if case in ("dense", "dense64", "conv"):
+        hlo, cfg = {"dense": (DENSE_HLO, DENSE_CFG), "dense64": (DENSE64_HLO, DENSE64_CFG),
+                    "conv": (CONV_HLO, CONV_CFG)}[case]
         (tmp_path / "m.hlo").write_text(hlo)
         (tmp_path / "cfg.yaml").write_text(cfg)
         return tmp_path / "m.hlo", tmp_path / "cfg.yaml", None, None, 0.0
@@ -159,7 +183,7 @@ def _model_files(tmp_path: Path, case: str) -> tuple[Path, Path, dict | None, di
     return d / "model.hlo", d / "cfg.yaml", inputs, expected, 2e-5
 
 
-CASES = ["matmul_example", "tf_matmul_and_add", "op_conv_variants", "op_unary_f32", "op_while", "dense", "conv"]
+CASES = ["matmul_example", "tf_matmul_and_add", "op_conv_variants", "op_unary_f32", "op_while", "dense", "dense64", "conv"]
 
 
 @pytest.mark.parametrize("case", CASES)
