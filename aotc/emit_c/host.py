@@ -1,14 +1,16 @@
 """Printing the calls into the application (docs/custom_calls.md): the header's C ABI
 (typed buffers, attributes, the call record, each custom-call target's `extern` function,
 the feed callback setters), the per-run host context, one static wrapper per call site,
-and the setters of the instance API. Prints `HostCall` data (kernel/host.py); decides no
+and the setters of the instance API; and the instance's rng-get-and-update-state counters
+(one per call site, RNG_STATE calls), which are not the application's. Prints `HostCall` data (kernel/host.py); decides no
 semantics. A program without such calls prints none of this.
 """
 from __future__ import annotations
 
 import math
 
-from ..kernel.host import ATTR_BOOL, ATTR_F64, ATTR_I64, CUSTOM_CALL, INFEED, OUTFEED, RECV, SEND, TYPE_NUMBERS, HostCall
+from ..kernel.host import (ATTR_BOOL, ATTR_F64, ATTR_I64, CUSTOM_CALL, INFEED, OUTFEED, RECV, RNG_STATE, SEND,
+                           TYPE_NUMBERS, HostCall)
 from ..lower.program import Program
 from .common import macro
 
@@ -16,7 +18,10 @@ ERR_CUSTOM_CALL, ERR_CALLBACK = 11, 12
 _MSG = 256  # bytes of a failure message (the instance's error keeps its first 159)
 
 
-def all_calls(p: Program) -> list[HostCall]:
+RNG_START = 0x7012395  # XLA:CPU's first value of every rng-get-and-update-state counter
+
+
+def _every_call(p: Program) -> list[HostCall]:
     """Every call site of `p` and its sub-programs, each once, by wrapper name."""
     seen: dict[str, HostCall] = {}
 
@@ -28,6 +33,17 @@ def all_calls(p: Program) -> list[HostCall]:
 
     visit(p)
     return [seen[k] for k in sorted(seen)]
+
+
+def all_calls(p: Program) -> list[HostCall]:
+    """Every call into the application of `p` and its sub-programs, by wrapper name."""
+    return [c for c in _every_call(p) if c.kind != RNG_STATE]
+
+
+def rng_sites(p: Program) -> list[HostCall]:
+    """Every rng-get-and-update-state of `p` and its sub-programs, by wrapper name: the
+    index of each is its counter's place in the instance."""
+    return [c for c in _every_call(p) if c.kind == RNG_STATE]
 
 
 def _feeds(calls: list[HostCall]) -> bool:
@@ -58,10 +74,27 @@ def _c_string(s: str) -> str:
 
 # ---------------------------------------------------------------- header
 
+def _rng_header(p: Program) -> list[str]:
+    sites = rng_sites(p)
+    if not sites:
+        return []
+    P = p.name
+    return [
+        "/* ---- rng-get-and-update-state ----",
+        f"   Each of its {len(sites)} call site(s) ({', '.join(c.hlo for c in sites)}) has a 128-bit counter in",
+        f"   the instance, as XLA:CPU has one per call site in its executable: {P}_create sets it to",
+        f"   {RNG_START:#x}; every time the instruction executes it gives the old value (u64[2], low word",
+        "   first) and the counter grows by its delta. So the runs of one instance give XLA's sequence, and",
+        "   two instances count independently. A run that fails or is cancelled has advanced the",
+        f"   counters of the sites it reached. {P}_run_with has no instance: each call starts every",
+        f"   counter afresh, giving an instance's first run. */",
+    ]
+
+
 def header_decls(p: Program) -> list[str]:
     calls = all_calls(p)
     if not calls:
-        return []
+        return _rng_header(p)
     P, M = p.name, macro(p)
     names = [f"{P}_TYPE_{n.upper()} = {v}" for n, v in sorted(TYPE_NUMBERS.items(), key=lambda kv: kv[1])]
     types = ",\n       ".join(", ".join(names[k:k + 6]) for k in range(0, len(names), 6))
@@ -122,16 +155,27 @@ def header_decls(p: Program) -> list[str]:
             f"{M}_API int {P}_set_send({P}_instance* m, int64_t channel, {P}_feed_fn fn, void* user);",
             f"{M}_API int {P}_set_recv({P}_instance* m, int64_t channel, {P}_feed_fn fn, void* user);",
         ]
-    return out + [""]
+    return out + [""] + _rng_header(p)
 
 
 # ---------------------------------------------------------------- source
+
+def _rng_prelude(p: Program) -> list[str]:
+    if not rng_sites(p):
+        return []
+    return [
+        "/* The rng-get-and-update-state counters of the run on this thread: two words (low first)",
+        "   a call site, the instance's (or run_with's fresh ones). */",
+        "static AOTC_THREAD_LOCAL uint64_t* aotc_rng_now;",
+        "",
+    ]
+
 
 def source_prelude(p: Program) -> list[str]:
     """The host context of a run (which callbacks, the first failure), before the kernels."""
     calls = all_calls(p)
     if not calls:
-        return []
+        return _rng_prelude(p)
     P = p.name
     ns, nr = max(len(_channels(calls, SEND)), 1), max(len(_channels(calls, RECV)), 1)
     feed = f"typedef struct {{ {P}_feed_fn fn; void* user; }} aotc_feed;" if _feeds(calls) else \
@@ -161,6 +205,7 @@ def source_prelude(p: Program) -> list[str]:
         "    if (aotc_budget_now) aotc_budget_now->spent = 1;",
         "}",
         "",
+        *_rng_prelude(p),
     ]
 
 
@@ -236,23 +281,42 @@ def wrapper(c: HostCall, P: str, channels: dict[str, list[int]]) -> list[str]:
     return out
 
 
+def rng_wrapper(c: HostCall, site: int) -> list[str]:
+    """The static function a kernel calls for one rng-get-and-update-state: the old value of
+    its 128-bit counter (u64[2], low word first), then the counter grows by delta."""
+    return [f"/* rng-get-and-update-state {c.hlo} (delta {c.delta}) */".replace("*/ */", "*/"),
+            f"static void {c.cname}(void* r0) {{",
+            f"    uint64_t* s = aotc_rng_now + {2 * site};",
+            "    uint64_t* out = (uint64_t*)r0;",
+            "    out[0] = s[0];",
+            "    out[1] = s[1];",
+            f"    s[0] += UINT64_C({c.delta});",
+            f"    s[1] += s[0] < UINT64_C({c.delta});  /* the carry into the high word */",
+            "}", ""]
+
+
 def wrappers(p: Program) -> list[str]:
     calls = all_calls(p)
     channels = {SEND: _channels(calls, SEND), RECV: _channels(calls, RECV)}
     out: list[str] = []
     for c in calls:
         out += wrapper(c, p.name, channels)
+    for k, c in enumerate(rng_sites(p)):
+        out += rng_wrapper(c, k)
     return out
 
 
 # ---------------------------------------------------------------- instance API
 
 def instance_fields(p: Program) -> list[str]:
+    sites = rng_sites(p)
+    rng = [f"    uint64_t rng_state[{2 * len(sites)}];  /* rng-get-and-update-state counters, 2 words a site */"] \
+        if sites else []
     calls = all_calls(p)
     if not calls:
-        return []
+        return rng
     ns, nr = max(len(_channels(calls, SEND)), 1), max(len(_channels(calls, RECV)), 1)
-    return ["    aotc_feed infeed, outfeed;  /* the application's callbacks (docs/custom_calls.md) */",
+    return rng + ["    aotc_feed infeed, outfeed;  /* the application's callbacks (docs/custom_calls.md) */",
             f"    aotc_feed send[{ns}], recv[{nr}];  /* by channel index */",
             "    void* cc_user;"]
 
@@ -284,6 +348,29 @@ def api_functions(p: Program) -> list[str]:
                     f"            return {P}_OK;", "        }",
                     f"    return {P}_fail_msg(m, {P}_ERR_INDEX, \"the model has no {kind} on this channel\");", "}"]
     return out
+
+
+def rng_init(p: Program) -> list[str]:
+    """In create: every counter at XLA's start."""
+    n = len(rng_sites(p))
+    if not n:
+        return []
+    return [f"    for (int k = 0; k < {n}; ++k) {{ m->rng_state[2 * k] = UINT64_C({RNG_START}); m->rng_state[2 * k + 1] = 0; }}"]
+
+
+def rng_enter(p: Program) -> list[str]:
+    """In run_checked: the counters of this run, the instance's, or fresh ones for run_with."""
+    n = len(rng_sites(p))
+    if not n:
+        return []
+    return [f"    uint64_t rng_fresh[{2 * n}];  /* run_with: every counter at its start, as an instance's first run */",
+            f"    for (int k = 0; k < {n}; ++k) {{ rng_fresh[2 * k] = UINT64_C({RNG_START}); rng_fresh[2 * k + 1] = 0; }}",
+            "    uint64_t* outer_rng = aotc_rng_now;",
+            "    aotc_rng_now = m ? m->rng_state : rng_fresh;"]
+
+
+def rng_leave(p: Program) -> list[str]:
+    return ["    aotc_rng_now = outer_rng;"] if rng_sites(p) else []
 
 
 def run_enter(p: Program) -> list[str]:

@@ -275,7 +275,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
     for q in programs:
         _assert_unique([s.cname for s in q.slots], f"{q.name} slot")
     if p.host_calls or any(q.host_calls for q in programs):
-        out += ["/* ---------------------------------------------------------------- calls into the application */"]
+        title = "calls into the application" if host.all_calls(p) else "rng-get-and-update-state counters"
+        out += [f"/* ---------------------------------------------------------------- {title} */"]
         out += host.wrappers(p)
     for q in programs:
         title = "kernels" if q is p else f"sub-program {q.name} {q.signature_text}"

@@ -1,5 +1,6 @@
 """Calls out of the generated code into the application, as data: a custom call the
-application implements, or an infeed/outfeed/send/recv callback. An op rule describes
+application implements, or an infeed/outfeed/send/recv callback; and the one call into
+the instance's own state, rng-get-and-update-state's counter (RNG_STATE). An op rule describes
 one (`HostCall`) and calls its wrapper with `CallStmt`; the printer (emit_c/host.py)
 writes the wrapper, which builds the typed buffer descriptors and reports failures.
 Knows no HLO op and writes no C.
@@ -12,7 +13,8 @@ from ..hlo.dtypes import DType
 
 # the kinds of call
 CUSTOM_CALL, INFEED, OUTFEED, SEND, RECV = "custom_call", "infeed", "outfeed", "send", "recv"
-KINDS = (CUSTOM_CALL, INFEED, OUTFEED, SEND, RECV)
+RNG_STATE = "rng_state"  # not the application's: a 128-bit counter the instance keeps per call site
+KINDS = (CUSTOM_CALL, INFEED, OUTFEED, SEND, RECV, RNG_STATE)
 
 # the element types the application sees, by XLA's PrimitiveType number (xla_data.proto), as
 # XLA's FFI numbers them (s2/u2/s4/u4 one value a byte, in the low bits)
@@ -52,3 +54,4 @@ class HostCall:
     channel: int = 0  # send/recv: channel_id
     config: str = ""  # custom calls: backend_config when it is a string
     attrs: tuple[Attr, ...] = ()  # custom calls: backend_config when it is a dictionary
+    delta: int = 0  # RNG_STATE: what each execution adds to the site's counter

@@ -14,6 +14,9 @@ on pairs (`mu + sigma * z`). f16 and bf16 are drawn in f32 (operands widened, th
 rounded to nearest even), as XLA's RngExpander converts them. A while body or condition holding an `rng` is refused
 (lower/subprogram.py): every trip would repeat the same values.
 
+`rng-get-and-update-state` is XLA:CPU's per-call-site 128-bit counter (from 0x7012395, +delta
+each execution), kept in the instance: runs of one instance give XLA's sequence.
+
 Each loop trip runs the cipher once and stores all the words it gives (2 for Threefry, 4
 for Philox): no per-element call, no recomputed block. Trips are independent, so the
 block loop is threaded.
@@ -26,10 +29,11 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..kernel import ir as K
+from ..kernel.host import RNG_STATE, HostCall
 from ..kernel.builder import Index, compute_type, store_value
 from .bitcast_convert import _from_bits
 from .elementwise import _arr, call
-from .rule import OpRule, ShapeError
+from .rule import SIDE_EFFECT, OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -358,14 +362,40 @@ RULES.append(OpRule("rng", shape=_rng_shape, kernel=_rng_kernel))
 # ------------------------------------------------------------------ rng-get-and-update-state
 
 
+def _delta(instr: Instruction) -> int | None:
+    """The `delta=N` attribute (kept verbatim by the parser), or None."""
+    raw = instr.attr("delta")
+    text = getattr(raw, "text", raw)
+    if isinstance(text, bool):
+        return None
+    try:
+        return int(str(text).strip(), 0)
+    except ValueError:
+        return None
+
+
 def _rng_state_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    """Refused with what XLA:CPU does: each call site's 128-bit counter lives in its compiled
-    kernel (a process-wide global), starts at 0x7012395 and grows by `delta` on every
-    execution; the u64[2] result is its old value (low word first). aotc keeps no state
-    across runs of an instance yet, and a fixed value would repeat XLA's first run only."""
-    raise ShapeError("rng-get-and-update-state is not supported: XLA:CPU returns a counter that "
-                     "persists across executions (from 0x7012395, +delta each run), and aotc keeps no "
-                     "state between runs")
+    """XLA:CPU's meaning: each call site has a 128-bit counter that starts at 0x7012395 and
+    grows by `delta` every time the instruction executes; the u64[2] result is its old value,
+    low word first. aotc keeps that counter in the instance, one a call site
+    (emit_c/host.py), so the runs of one instance give XLA's sequence."""
+    if shapes:
+        raise ShapeError("rng-get-and-update-state takes no operands")
+    delta = _delta(instr)
+    if delta is None or not 0 <= delta < 2 ** 64:
+        raise ShapeError("rng-get-and-update-state needs an integer delta in [0, 2^64)")
+    out = instr.shape
+    if not isinstance(out, ArrayShape) or out.dtype.name != "u64" or tuple(out.dims) != (2,):
+        raise ShapeError("rng-get-and-update-state gives u64[2]")
+    return out
 
 
-RULES.append(OpRule("rng-get-and-update-state", shape=_rng_state_shape))
+def _rng_state_kernel(kb, instr: Instruction, outs) -> None:
+    (out,) = outs
+    spec = HostCall(cname="", kind=RNG_STATE, hlo=instr.name, args=(), results=((U64, (2,)),),
+                    delta=_delta(instr) or 0)
+    kb.emit(K.CallStmt(kb.host_call(spec), (K.Ptr(out),)))
+
+
+RULES.append(OpRule("rng-get-and-update-state", shape=_rng_state_shape, kernel=_rng_state_kernel,
+                    traits=frozenset({SIDE_EFFECT})))
