@@ -27,7 +27,7 @@ def banner(p: Program, kind: str) -> str:
         lines.append(f"  {'slot':<28} {'place':<8} {'offset':>8} {'bytes':>10}  {'type':<18} {'live':<9} HLO")
         for s in rows:
             ty = f"{s.dtype.name}[{','.join(map(str, s.dims))}]" if s.place != "scratch" else "scratch"
-            off = str(s.offset) if s.place in ("arena", "scratch") else (
+            off = str(s.offset) if s.place in ("arena", "scratch") else f"+{s.offset}" if s.place == "alias" and s.offset else (
                 f"#{s.offset}" if s.place in ("arg", "result") else "-")
             hlo = s.hlo if len(s.hlo) <= 60 else s.hlo[:57] + "..."
             lines.append(f"  {s.cname:<28} {s.place:<8} {off:>8} {s.nbytes:>10}  {ty:<18} "

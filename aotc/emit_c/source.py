@@ -40,6 +40,8 @@ def _slot_pointer(s: Slot, bare: frozenset[str], table: tuple[str, dict[str, int
         return f"{t}* const {s.cname} = ({t}*)results[{s.offset}];"
     if s.place == "const":
         return f"const {t}* const {s.cname} = {s.const}{'' if s.const in bare else '.v'};"
+    if s.place == "alias" and s.offset:  # a range of its base (a concatenation's piece)
+        return f"{t}* const {s.cname} = ({t}*)((unsigned char*){s.alias_of} + {s.offset});"
     if s.place == "alias":
         return f"{t}* const {s.cname} = ({t}*){s.alias_of};"
     if s.place == "scratch":

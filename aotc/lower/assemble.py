@@ -21,6 +21,7 @@ from ..kernel.host import HostCall
 from ..kernel.passes import run_kernel_passes
 from .fused import Fused, fused_computation, kernel_op
 from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
+from .concat_slices import choose_concat_slices
 from .liveness import choose_in_place, kernel_reads, live_intervals
 from .memory_plan import assign_offsets, peak_live_bytes
 from .names import NameSupply
@@ -145,19 +146,30 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     def base_key(k: str) -> str:
         return view_base.get(k, k)
 
-    # 3. in-place decisions (liveness.py): an elementwise kernel writes over an arena
+    def pinned_keys() -> set[str]:
+        return ({base_key(_key(n, idx)) for n, idx in fetch_refs}
+                | {base_key(_key(n, idx)) for _, (n, idx) in var_refs})
+
+    # 3. concatenations without copies (concat_slices.py): the kernel of each piece writes
+    #    its range of the concatenation's buffer, whose own kernel is dropped
+    pieces = choose_concat_slices(comp, fplan.order, roles, slots.info.get, pinned_keys())
+    order = tuple(k for k in fplan.order if k not in {c for c, _ in pieces.values()})
+    shifted = _rebase_views(view_base, pieces)
+    for key, b in view_base.items():
+        slots.info[key].update(place="alias", alias_of=b, alias_offset=shifted.get(key, 0))
+
+    # 4. in-place decisions (liveness.py): an elementwise kernel writes over an arena
     #    buffer it reads for the last time, and its output becomes a view of that buffer
-    pinned = {base_key(_key(n, idx)) for n, idx in fetch_refs} | {base_key(_key(n, idx)) for _, (n, idx) in var_refs}
-    in_place = choose_in_place(comp, fplan.order, roles, lambda ins: elementwise_kernel(m, comp, ins),
-                               slots.info.get, view_base, pinned)
+    in_place = choose_in_place(comp, order, roles, lambda ins: elementwise_kernel(m, comp, ins),
+                               slots.info.get, view_base, pinned_keys(), frozenset(shifted) | frozenset(pieces))
     for kname, src in in_place.items():
         slots.info[kname].update(place="alias", alias_of=src)
 
-    # 4. kernels in schedule order
+    # 5. kernels in schedule order
     kernels: list[Kernel] = []
     uses: dict[str, list[int]] = {}
     scratch_size: dict[str, int] = {}
-    for step, kname in enumerate(fplan.order):
+    for step, kname in enumerate(order):
         ins = comp.get(kname)
         kop = kernel_op(m, ins, fplan.heroes)
         scope = fused_computation(m, ins) or comp
@@ -203,7 +215,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
         prov = tuple(i.name for i in scope.instructions if i.name in fused) + (kname,)
         kernels.append(Kernel(names.kernel(name, kname), prov, tuple(params), body, outer, outer >= 2, takes_pool))
 
-    # 5. copies into results that no kernel wrote in place, then variable write-backs
+    # 6. copies into results that no kernel wrote in place, then variable write-backs
     res_slots = []
     for j, (n, idx) in enumerate(fetch_refs):
         k = _key(n, idx)
@@ -231,7 +243,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                               ((slots.info[k]["cname"], False), (slots.info[dst_key]["cname"], True)),
                               copy_body(slots.buffer(k), slots.buffer(dst_key), slots.buffer(k).size)))
 
-    # 6. the arena: live intervals, then offsets (memory_plan.py)
+    # 7. the arena: live intervals, then offsets (memory_plan.py)
     intervals = live_intervals(uses, {key: scratch_size.get(key, d["shape"].nbytes)
                                       for key, d in slots.info.items() if d["place"] in ("arena", "scratch")})
     offsets, arena = assign_offsets(intervals)
@@ -241,7 +253,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     for key, d in slots.info.items():
         place = d["place"]
         steps = uses.get(base_key(key), [0])
-        offset = offsets.get(key, d.get("index", 0) or 0)
+        offset = d.get("alias_offset", 0) if place == "alias" else offsets.get(key, d.get("index", 0) or 0)
         out_slots.append(Slot(d["cname"], key, d["shape"].dtype, d["shape"].dims,
                               scratch_size.get(key, d["shape"].nbytes), place, offset, (min(steps), max(steps)),
                               slots.info[d["alias_of"]]["cname"] if d.get("alias_of") else None, d.get("const")))
@@ -253,3 +265,21 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     return Program(name, source, sig.signature_text(), args, results, tuple(out_slots), tuple(kernels),
                    tuple(consts), functions, arena, peak, sig.cpp_class, target,
                    tuple(p for _, p in sorted(subprograms.items())), weights, host.ordered())
+
+
+def _rebase_views(view_base: dict[str, str], pieces: dict[str, tuple[str, int]]) -> dict[str, int]:
+    """Add each concatenation piece to `view_base` and point every view at the buffer that
+    finally holds it (through pieces of pieces); returns the byte offset of each view that
+    is not at the start of its buffer."""
+    step = {k: (b, 0) for k, b in view_base.items()}
+    step.update(pieces)
+    shifted: dict[str, int] = {}
+    for key in sorted(step):
+        b, off = step[key]
+        while b in step:
+            off += step[b][1]
+            b = step[b][0]
+        view_base[key] = b
+        if off:
+            shifted[key] = off
+    return shifted

@@ -37,10 +37,11 @@ def kernel_reads(comp: Computation, ins: Instruction, roles: dict[str, str]) -> 
 
 def choose_in_place(comp: Computation, order: tuple[str, ...], roles: dict[str, str],
                     elementwise: Callable[[Instruction], bool], slot: Callable[[str], dict | None],
-                    base: dict[str, str], pinned: set[str]) -> dict[str, str]:
+                    base: dict[str, str], pinned: set[str], pieces: frozenset[str] = frozenset()) -> dict[str, str]:
     """kernel -> the read slot it writes over: an elementwise kernel's arena output takes an
     arena buffer of the same storage type and size that it reads for the last time, that
-    is no view and holds no result or variable update. `base` (view -> the slot whose
+    is no view and holds no result or variable update, and of which it reads no other range
+    (`pieces`: the views at an offset, concat_slices.py). `base` (view -> the slot whose
     memory it is) gains each decision, so later kernels see the output as a view."""
     last_read: dict[str, int] = {}
     for step, kname in enumerate(order):
@@ -52,10 +53,12 @@ def choose_in_place(comp: Computation, order: tuple[str, ...], roles: dict[str, 
         out = slot(kname)
         if out is None or out["place"] != "arena" or not elementwise(ins):
             continue
-        for n in kernel_reads(comp, ins, roles):
+        reads = kernel_reads(comp, ins, roles)
+        for n in reads:
             src = slot(n)
             b = base.get(n, n)
-            if (src["place"] == "arena" and b == n and last_read.get(b) == step and b not in pinned
+            others = [m for m in reads if m in pieces and base.get(m, m) == b]  # ranges of it at other offsets
+            if (src["place"] == "arena" and b == n and not others and last_read.get(b) == step and b not in pinned
                     and src["shape"].dtype.c_type == out["shape"].dtype.c_type
                     and src["shape"].nbytes == out["shape"].nbytes):
                 chosen[kname] = n
