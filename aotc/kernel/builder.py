@@ -95,6 +95,18 @@ _ATOMIC = (K.Var, K.Const)
 KEEPS_INDEX = "keeps_index"
 
 
+def strided_index(dims: tuple[int, ...], exprs: tuple[K.Expr, ...], d: int, ld: int) -> K.Expr:
+    """Where the element at `exprs` of an array of `dims` is when each row of its dims[d:]
+    starts `ld` elements after the previous one (a strided part of a larger array)."""
+    total: K.Expr = K.Const(0)
+    step = 1
+    for k in range(len(dims) - 1, -1, -1):
+        if dims[k] != 1:
+            total = total + exprs[k] * step
+        step = step * dims[k] if k != d else ld
+    return total
+
+
 class KernelBuilder:
     """Accumulates the IR statements of one kernel body."""
 
@@ -123,6 +135,11 @@ class KernelBuilder:
         # the root of a GEMM's epilogue: what the kernel stores at each element of the
         # output, given the GEMM's value there (apply_epilogue)
         self.epilogue: Instruction | None = None
+        # materialized values stored in rows `ld` elements apart (a strided part of a
+        # concatenation's buffer): name -> (buffer, d, ld); read only through `value`
+        self.strided: dict[str, tuple[K.Buf, int, int]] = {}
+        self.out_rows: tuple[int, int] | None = None  # the output is such a part: (d, ld)
+        self.out_rows_done = False  # the op rule wrote the output in those rows
 
     # ---- resources
     def pool(self) -> K.Expr:
@@ -313,6 +330,10 @@ class KernelBuilder:
             if KEEPS_INDEX in rule.traits:
                 self._same_index_operands_first(instr, idx)
             val = self.let(rule.elemental(self, instr, idx), "v_" + instr.name)
+        elif instr.name in self.strided:
+            buf, d, ld = self.strided[instr.name]
+            at = strided_index(idx.dims, self.exprs(idx), d, ld)
+            val = self.let(load_value(buf.dtype, K.Load(buf, at)), "x_" + instr.name)
         else:
             buf = self.buffers[instr.name]
             val = self.let(load_value(buf.dtype, K.Load(buf, self.linear(idx))), "x_" + instr.name)

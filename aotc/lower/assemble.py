@@ -20,7 +20,8 @@ from ..kernel.builder import c_ident
 from ..kernel.host import HostCall
 from ..kernel.passes import run_kernel_passes
 from .fused import Fused, fused_computation, kernel_op
-from .kernels import ScalarFunctions, copy_body, elementwise_kernel, kernel_body, output_shapes, scalar_literal
+from .kernels import (ScalarFunctions, copy_body, elementwise_kernel, kernel_body, loop_reader, output_shapes,
+                      scalar_literal, strided_writer)
 from .concat_slices import choose_concat_slices
 from .liveness import choose_in_place, kernel_reads, live_intervals
 from .memory_plan import assign_offsets, peak_live_bytes
@@ -152,8 +153,17 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
 
     # 3. concatenations without copies (concat_slices.py): the kernel of each piece writes
     #    its range of the concatenation's buffer, whose own kernel is dropped
-    pieces = choose_concat_slices(comp, fplan.order, roles, slots.info.get, pinned_keys())
-    order = tuple(k for k in fplan.order if k not in {c for c, _ in pieces.values()})
+    readers: dict[str, list[str]] = {}
+    for kname in fplan.order:
+        for n in kernel_reads(comp, comp.get(kname), roles):
+            readers.setdefault(n, []).append(kname)
+    placed, dropped = choose_concat_slices(
+        comp, fplan.order, roles, slots.info.get, pinned_keys(),
+        lambda k, d: strided_writer(m, comp, comp.get(k), fplan.heroes, d, conv_algorithm),
+        lambda k, v: loop_reader(m, comp, comp.get(k), fplan.heroes, v), readers, set(view_base.values()))
+    order = tuple(k for k in fplan.order if k not in dropped)
+    pieces = {k: (p.concat, p.offset) for k, p in placed.items()}
+    strided = {k: p.rows for k, p in placed.items() if p.rows is not None}
     shifted = _rebase_views(view_base, pieces)
     for key, b in view_base.items():
         slots.info[key].update(place="alias", alias_of=b, alias_offset=shifted.get(key, 0))
@@ -191,7 +201,8 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
         try:
             body, fused, nbytes, takes_pool = kernel_body(m, comp, ins, fplan.heroes, buffers, outs, scalars,
                                                           fns, scratch_buf, nbytes, subprograms.__getitem__, host,
-                                                          conv_algorithm)
+                                                          conv_algorithm, {n: strided[n] for n in reads if n in strided},
+                                                          strided.get(kname))
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool, fma=fma)

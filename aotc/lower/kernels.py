@@ -13,7 +13,9 @@ from __future__ import annotations
 from ..hlo.ir import Computation, Instruction, Module
 from ..hlo.shape import ArrayShape, ShapeError, TupleShape
 from ..kernel import ir as K
-from ..kernel.builder import Index, KernelBuilder, compute_type, store_value
+from ..kernel.builder import Index, KernelBuilder, compute_type, store_value, strided_index
+from ..ops.conv_gemm import gemm_conv_plan
+from ..ops.conv_winograd import winograd_plan
 from ..ops.registry import KEEPS_INDEX, rule
 from .fused import fused_computation, kernel_op
 from .names import NameSupply
@@ -137,12 +139,16 @@ class ScalarFunctions:
 def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str, str],
                 buffers: dict[str, K.Buf], outs: list[K.Buf], scalars: dict[str, K.Expr],
                 functions: ScalarFunctions, scratch: K.Buf, scratch_bytes: int,
-                subprogram=None, host=None, conv_algorithm: str = "direct"
-                ) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
+                subprogram=None, host=None, conv_algorithm: str = "direct",
+                strided: dict[str, tuple[int, int]] | None = None,
+                out_rows: tuple[int, int] | None = None) -> tuple[tuple[K.Stmt, ...], set[str], int, bool]:
     """The IR statements of the kernel materializing `ins` (an instruction of `comp`, bare
     or a fusion of `m`), the fused instruction names, the arena scratch bytes it uses, and
     whether it takes the thread pool itself. `buffers` holds every materialized value it
-    reads (a fusion's parameters are named after them)."""
+    reads (a fusion's parameters are named after them); those in `strided` (name -> (d,
+    ld)) and the output when `out_rows` is given are parts of a concatenation's buffer,
+    rows of their dims[d:] `ld` elements apart (concat_slices.py decided they may be)."""
+    strided = strided or {}
     fc = fused_computation(m, ins)
     if fc is None:
         fused: set[str] = set()
@@ -157,7 +163,10 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
                       if i.opcode == Op.CONSTANT and _is_scalar(i))
         top = fc.root_instruction
     kop = kernel_op(m, ins, heroes)
-    kb = KernelBuilder(fused | {top.name}, producers, buffers, rule, consts)
+    kb = KernelBuilder(fused | {top.name}, producers, {n: b for n, b in buffers.items() if n not in strided},
+                       rule, consts)
+    kb.strided = {n: (buffers[n], d, ld) for n, (d, ld) in strided.items()}
+    kb.out_rows = out_rows
     kb.scalar_function = functions.get
     kb.scalar_computation = functions.module.computation
     kb.subprogram = subprogram
@@ -172,10 +181,12 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
     r = rule(kop.opcode)
     if r is not None and r.kernel is not None:
         r.kernel(kb, kop, outs)
+        if out_rows is not None and not kb.out_rows_done:
+            raise AssertionError(f"{ins.name}: the kernel of {kop.opcode} cannot write a strided part")
         return kb.body(), fused, kb.scratch_bytes, kb.uses_pool
     (out,) = outs
     shape = top.array_shape
-    if _is_flat(producers, fused | {top.name}) and shape.rank != 1:
+    if _is_flat(producers, fused | {top.name}) and shape.rank != 1 and not strided and out_rows is None:
         i = kb.loop("i", shape.size, (K.PARALLEL, K.VECTOR))
         val = kb.value(top, Index(shape.dims, linear=i))
         kb.store(out, i, store_value(shape.dtype, val))
@@ -185,7 +196,8 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
              for d, n in enumerate(shape.dims)]
     idx = Index(shape.dims, tuple(names))
     val = kb.value(top, idx)
-    kb.store(out, kb.linear(idx), store_value(shape.dtype, val))
+    at = kb.linear(idx) if out_rows is None else strided_index(shape.dims, tuple(names), *out_rows)
+    kb.store(out, at, store_value(shape.dtype, val))
     for _ in names:
         kb.close()
     return kb.body(), fused, 0, False
@@ -210,3 +222,36 @@ def output_shapes(ins: Instruction) -> list[ArrayShape]:
     if isinstance(ins.shape, TupleShape):
         return [e for e in ins.shape.elements]  # type: ignore[misc]
     return [ins.shape]
+
+
+def strided_writer(m: Module, comp: Computation, ins: Instruction, heroes: dict[str, str], d: int,
+                   conv_algorithm: str = "direct") -> bool:
+    """Whether the kernel of `ins` can store its output in rows of its dims[d:] a stride
+    apart: a loop kernel (kernel_body's loop nest), or a convolution run as GEMM (not by
+    Winograd) with no epilogue whose rows are its output pixels (d is the features,
+    innermost)."""
+    if not isinstance(ins.shape, ArrayShape):
+        return False
+    if ins.opcode == Op.CONVOLUTION:
+        lhs, rhs = (comp.get(o).shape for o in ins.operands)
+        return (d == ins.array_shape.rank - 1 and isinstance(lhs, ArrayShape) and isinstance(rhs, ArrayShape)
+                and winograd_plan(ins, lhs, rhs, conv_algorithm) is None
+                and gemm_conv_plan(ins, lhs, rhs) is not None)
+    r = rule(kernel_op(m, ins, heroes).opcode)
+    return r is not None and r.kernel is None
+
+
+def loop_reader(m: Module, comp: Computation, ins: Instruction, heroes: dict[str, str], value: str) -> bool:
+    """Whether the kernel of `ins` reads `value` only through element values (a loop
+    kernel whose instructions reading it are elementwise or concatenations), so a strided
+    `value` is loaded row by row (KernelBuilder.strided)."""
+    r = rule(kernel_op(m, ins, heroes).opcode)
+    if r is None or r.kernel is not None or not isinstance(ins.shape, ArrayShape):
+        return False
+    fc = fused_computation(m, ins)
+    users = [i for i in (fc.instructions if fc is not None else (ins,)) if value in i.operands]
+    for u in users:
+        ur = rule(u.opcode)
+        if ur is None or not (KEEPS_INDEX in ur.traits or u.opcode == Op.CONCATENATE):
+            return False
+    return True

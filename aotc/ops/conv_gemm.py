@@ -137,6 +137,14 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     T, Kd, O, C = plan.elem, plan.K, plan.O, lhs.dims[c.lhs_f]
     gemm = "aotc_dgemm" if T == F64 else "aotc_sgemm"
+    # LD: elements between output rows; more than O when the output is the strided part of
+    # a concatenation's buffer (KernelBuilder.out_rows: only without an epilogue)
+    LD = O
+    if kb.out_rows is not None:
+        if kb.epilogue is not None or kb.out_rows[0] != res.rank - 1 or c.out_f != res.rank - 1:
+            raise AssertionError(f"{instr.name}: a strided output needs features innermost and no epilogue")
+        LD = kb.out_rows[1]
+        kb.out_rows_done = True
 
     def cast(v: K.Expr) -> K.Expr:
         return v if v.ty == T else K.Cast(v, T)
@@ -147,12 +155,12 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, off, elem=elem, byte_view=True)))
         return K.Buf(name, elem, size)
 
-    def call(m: K.Expr, a: K.Expr, b: K.Expr, cdst: K.Expr, scratch: K.Expr) -> None:
+    def call(m: K.Expr, a: K.Expr, b: K.Expr, cdst: K.Expr, scratch: K.Expr, ldc: int = O) -> None:
         fn, head = gemm, ()
         if plan.parts > 1:  # each call sliced over the pool when there is one; serial otherwise
             fn, head = f"{gemm}_threads", (kb.pool(), K.Const(plan.parts), K.Const(plan.part_bytes, U32))
         kb.emit(K.CallStmt(fn, head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), K.Const(1), b, K.Const(O),
-                                         K.Const(1), cdst, K.Const(O), scratch)))
+                                         K.Const(1), cdst, K.Const(ldc), scratch)))
 
     # B: (window position, input feature) x output feature
     if plan.direct_b:
@@ -178,6 +186,13 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
     def store_rows(cbuf: K.Buf, first: K.Expr, count: K.Expr) -> None:
         """Round `count` rows of the GEMM's result to the result type, from row `first` on."""
         dst = F32 if res.dtype.name in ("bf16", "f16") else res.dtype
+        if LD != O:  # rows LD apart
+            r = kb.loop(kb.fresh("r"), count)
+            j = kb.loop(kb.fresh("j"), O, (K.VECTOR,))
+            kb.store(out, (first + r) * LD + j, store_value(res.dtype, convert_expr(K.Load(cbuf, r * O + j), T, dst)))
+            kb.close()
+            kb.close()
+            return
         i = kb.loop(kb.fresh("i"), count * O, (K.VECTOR,))
         kb.store(out, first * O + i, store_value(res.dtype, convert_expr(K.Load(cbuf, i), T, dst)))
         kb.close()
@@ -186,7 +201,10 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         """C rows [first, first + count) from im2col rows `a` (scratch from byte `base` on),
         then the epilogue on those rows while they are in cache, if the kernel has one."""
         scratch = K.Ptr(kb.scratch, base, elem=U8, byte_view=True)
-        call(count, K.Ptr(a), K.Ptr(b), K.Ptr(out, first * O) if cbuf is None else K.Ptr(cbuf), scratch)
+        if cbuf is None:
+            call(count, K.Ptr(a), K.Ptr(b), K.Ptr(out, first * LD), scratch, LD)
+        else:
+            call(count, K.Ptr(a), K.Ptr(b), K.Ptr(cbuf), scratch)
         if kb.epilogue is not None:
             src, at = (out, first * O) if cbuf is None else (cbuf, ZERO)
             kb.apply_epilogue(instr, out, src, at, O, first, count, O)

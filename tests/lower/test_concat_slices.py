@@ -42,9 +42,29 @@ def test_conv_and_reduce_pieces_behind_a_unit_dimension(tmp_path):
     assert _alias(prog) == {"cv": ("cat", 0), "rd": ("cat", 32 * 32 * 16 * 4)}
 
 
+def test_dense_block_is_one_buffer(tmp_path):
+    prog = _program(tmp_path, "concat_slices_dense_block")
+    ks = _kernels(prog)
+    # c2, read once, is fused into its BatchNorm; c1 is the block buffer; c0 (a max pool's
+    # output is no strided writer) is copied into it once, rows 48 floats apart
+    assert "k_c1" not in ks and "k_c0" in ks
+    assert _alias(prog) == {"c0": ("c1", 0), "y2": ("c1", 32 * 4)}
+    g = _generated(tmp_path, "concat_slices_dense_block")
+    src = "".join(t for t in g.c_parts if isinstance(t, str))
+    assert "s_y2 + p0 * 48, 48," in src  # the GEMM's rows, 48 apart
+    assert "s_c0[i1 * 720 + i2 * 48 + i3] = v_c0;" in src
+
+
+def test_channel_pieces_of_a_loop_kernel_and_a_convolution(tmp_path):
+    prog = _program(tmp_path, "concat_slices_channels")
+    ks = _kernels(prog)
+    assert "k_c" not in ks and "k_c3" in ks  # c3's reduce piece cannot write rows apart
+    assert _alias(prog) == {"t": ("c", 0), "y": ("c", 16 * 4)}
+
+
 def test_refusals_keep_the_copy(tmp_path):
     minor = _program(tmp_path, "concat_slices_minor")
-    assert "k_c" in _kernels(minor) and not _alias(minor)  # strided pieces
+    assert "k_c" in _kernels(minor) and not _alias(minor)  # a fusion (its exp piece is fused)
     rp = _program(tmp_path, "concat_slices_result_param")
     assert {"k_c1", "k_c2"} <= set(_kernels(rp)) and not _alias(rp)  # a result, a parameter
     root = _program(tmp_path, "concat_slices_root")
