@@ -3,7 +3,8 @@
 Buffers whose live intervals (in kernel steps) are disjoint share memory. Each
 buffer in turn goes to a 64-byte-aligned offset where it overlaps no already placed
 buffer live at the same time. As XLA's heap simulator does (ChooseBestHeapAlgorithm),
-several orders (largest first; largest area, bytes x steps, first; earliest first)
+several orders (largest first; largest area, bytes x steps, first; earliest first; size
+class, then longest-lived, first)
 and two placements (the lowest offset that fits; the smallest gap that fits) are
 tried and the smallest arena kept, the first tried on a tie: deterministic.
 """
@@ -38,7 +39,14 @@ def _time_order(b: Interval) -> tuple:
     return (b.start, -align_up(b.size), b.key)
 
 
-ORDERS = (_size_order, _area_order, _time_order)
+def _class_order(b: Interval) -> tuple:
+    """Size classes (powers of two) largest first, the longest-lived first within a class:
+    a long-lived buffer (a concatenation's block buffer) goes below the short ones of
+    about its size instead of splitting the free space they would share."""
+    return (-align_up(b.size).bit_length(), -(b.end - b.start), b.start, b.key)
+
+
+ORDERS = (_size_order, _area_order, _time_order, _class_order)
 
 
 def _place(intervals: list[Interval], order, best_fit: bool) -> tuple[dict[str, int], int]:

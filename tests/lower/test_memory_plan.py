@@ -48,9 +48,12 @@ def test_the_best_of_several_orders():
     c = Interval("c", 256, 1, 1)
     d = Interval("d", 192, 4, 4)
     assert _place([a, b, c, d], ORDERS[0], False)[1] == 512
+    assert _place([a, b, c, d], ORDERS[1], False)[1] == 448
+    # by size class (c alone, then a, b, d: 128 to 255 bytes), the longest-lived first: c at
+    # 0, a above it, b at 0 (after c), d above b: the peak of 384 live bytes (a and c)
     offsets, size = assign_offsets([a, b, c, d])
     check_plan([a, b, c, d], offsets)
-    assert size == 448
+    assert size == 384 == peak_live_bytes([a, b, c, d])
     assert assign_offsets([d, c, b, a]) == (offsets, size)  # the input order does not matter
 
 
