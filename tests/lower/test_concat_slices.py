@@ -89,3 +89,11 @@ def test_plan_keeps_live_buffers_apart(tmp_path):
         prog = _program(tmp_path, name)
         ivs = [Interval(s.cname, s.nbytes, *s.live) for s in prog.slots if s.place in ("arena", "scratch")]
         check_plan(ivs, {s.cname: s.offset for s in prog.slots if s.place in ("arena", "scratch")})
+
+
+def test_winograd_convolutions_keep_the_copy(tmp_path):
+    # a convolution run by Winograd writes dense tiles: no strided piece
+    p = tmp_path / "m.hlo"
+    p.write_text(CASES["concat_slices_dense_block"][0])
+    prog = generate(frontend(str(p)), "libm", CompileOptions(conv_algorithm="winograd2")).lowered.program
+    assert "k_c1" in _kernels(prog) and "y2" not in _alias(prog)
