@@ -16,6 +16,7 @@ from ..passes.batchnorm import expand_batch_norm
 from ..passes.widen import widen_narrow_convolutions
 from .assemble import build_program
 from .delayout import remove_layouts
+from .dynamic import pad_dynamic
 from .expand import expand_one_device
 from .flatten import flatten_feeds
 from .fused import Fused, form_fusions
@@ -55,6 +56,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
     m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
+    m = pad_dynamic(m, source_text)                     # bounded dynamic dims: at the bound, sizes as s32 values
     dump("bind", m)
     m = expand_one_device(m, source_text)               # collectives, async pairs, markers: as on one device
     dump("expand", m)
