@@ -319,7 +319,18 @@ def run(model: str, config=None, inputs: dict | None = None, target: str | None 
         progress("run", None)
     outs = run_runner(runner, tgt, _feed_arrays(fe, inputs or {}), prog.args, prog.results, threads=threads,
                       timeout=timeout, weights=weights)
-    return {r.name: a for r, a in zip(prog.results, outs)}
+    return real_size_results(prog, outs)
+
+
+def real_size_results(prog, outs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """{fetch name: array} as XLA returns them: a result with a dynamic dimension at its real
+    size (the dims result that follows every fetch gives it, and is itself left out)."""
+    outs = list(outs)
+    for i, j in prog.dynamic_results:
+        dims = tuple(int(d) for d in outs[j])
+        outs[i] = outs[i].reshape(-1)[:int(np.prod(dims))].reshape(dims)
+    hidden = {j for _, j in prog.dynamic_results}
+    return {r.name: a for k, (r, a) in enumerate(zip(prog.results, outs)) if k not in hidden}
 
 
 def bench(model: str, config=None, inputs: dict | None = None, target: str | None = None,

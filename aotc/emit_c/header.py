@@ -58,6 +58,20 @@ def _token_note(p: Program) -> list[str]:
             "   counts above leave them out); the model orders its effects itself (docs/custom_calls.md). */"]
 
 
+def _dynamic_note(p: Program) -> list[str]:
+    """Results with a bounded dynamic dimension: where their real size is."""
+    if not p.dynamic_results:
+        return []
+    lines = ["/* Results with a bounded dynamic dimension (`<=N` in the signature): after a run the",
+             "   buffer, sized at the bound, holds the real-size array row-major at its start (as XLA",
+             "   returns it) and zeros after; the s32 dims result named beside it holds the real",
+             "   dimensions (each between 0 and its bound)."]
+    lines += [f"     result {i} '{p.results[i].name}': real dims in result {j} '{p.results[j].name}'"
+              for i, j in p.dynamic_results]
+    lines[-1] += " */"
+    return lines
+
+
 def emit_header(p: Program, guard: str, profile: bool = False, fat_levels: fat.Levels = ()) -> str:
     P, M = p.name, macro(p)
     lines = [banner(p, "C API"), f"#ifndef {guard}", f"#define {guard}", "",
@@ -67,7 +81,7 @@ def emit_header(p: Program, guard: str, profile: bool = False, fat_levels: fat.L
              f"#define {M}_NUM_VARIABLES {sum(a.is_variable for a in p.args)}",
              f"#define {M}_ARENA_BYTES {p.arena_bytes}u", f"#define {M}_ARENA_ALIGN 64u",
              f"#define {M}_MAX_THREADS {MAX_THREADS}",
-             *_ports_macros(p, M), *_token_note(p), "",
+             *_ports_macros(p, M), *_token_note(p), *_dynamic_note(p), "",
              "/* Return codes: every function returning int reports misuse with one of these,",
              "   never a crash (a NULL instance: ERR_NULL_INSTANCE). */",
              f"enum {{ {P}_OK = 0, {P}_ERR_NULL_ARG = 1, {P}_ERR_NULL_RESULT = 2, {P}_ERR_NO_ARENA = 3,",

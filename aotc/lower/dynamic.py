@@ -3,8 +3,13 @@ size, each dynamic dimension's real size becomes an s32[] value of the entry com
 the ops that would read the padding (a reduce over a dynamic dimension, a dot contracting one)
 first mask it with the reduction's init value (zero for a dot). Afterwards every shape is static.
 Ops aotc does not know to be safe on a dynamic dimension are a located error naming the op.
+A fetched value with a dynamic dimension is returned as XLA's runtime returns it: its real-size
+array row-major at the start of the bound-size buffer (zeros after), with an s32[rank] result
+`NAME_dims` holding its real dimensions.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -13,6 +18,7 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Computation, Instruction, Literal, Module, name_maker
 from ..hlo.opcodes import Op
 from ..hlo.shape import ArrayShape, TupleShape, leaves
+from ..frontend.signature import Fetch
 from ..ops.registry import rule
 from ..ops.rule import KEEPS_INDEX
 
@@ -72,14 +78,7 @@ class _Pad:
         filler = self.new(f"{like.name}.pad", Op.BROADCAST, shape, (fill,), (("dimensions", ()),), like)
         return self.new(f"{like.name}.masked", Op.SELECT, shape, (keep, operand, filler), (), like)
 
-    def run(self) -> Computation:
-        for ins in self.comp.instructions:
-            self.one(ins)
-        root = self.comp.root
-        if any(self.sizes.get(root, ())):
-            at = self.comp.get(root)
-            raise self.error(at, f"the entry result {root} has a dynamic dimension: aotc cannot return a "
-                                 "dynamically sized result yet (reduce it, or give it a static shape)")
+    def computation(self) -> Computation:
         return Computation(self.comp.name, tuple(self.out), self.comp.root, self.comp.is_entry,
                            self.comp.has_signature, self.comp.loc)
 
@@ -155,6 +154,9 @@ class _Pad:
                                           "(only a dynamic dimension's whole bound can be sliced)")
             self.emit(ins.with_(shape=shape))
             return ops[0]
+        if op == Op.TUPLE and ins.name == self.comp.root:  # the results: each fetch is compacted below
+            self.emit(ins.with_(shape=shape))
+            return None
         if op == Op.REDUCE:
             return self.reduce(ins, ops, shape)
         if op == Op.DOT:
@@ -205,11 +207,103 @@ class _Pad:
         return out if any(out) else None
 
 
-def pad_dynamic(m: Module, source_text: str | None = None) -> Module:
-    """The entry computation with every bounded dynamic dimension at its bound (see the module
-    docstring); a module without dynamic shapes is returned unchanged."""
+    def value_of(self, fetch: Fetch) -> str:
+        """The instruction whose value `fetch` returns (through the root tuple)."""
+        name, index = fetch.instruction, fetch.shape_index
+        while index:
+            ins = next(i for i in self.out if i.name == name)
+            if ins.opcode != Op.TUPLE:
+                return ""
+            name, index = ins.operands[index[0]], index[1:]
+        return name
+
+    def compact(self, v: str, sizes: Sizes, like: Instruction) -> tuple[str, str]:
+        """(the value `v` compacted: its real-size array row-major at the start, zeros after;
+        its real dims as s32[rank])."""
+        shape = self.shapes[v]
+        n = shape.size
+        if n >= 2 ** 31:
+            raise self.error(like, f"the dynamic result {like.name} has {n} elements at its bound: too many")
+        s32 = DTYPES["s32"]
+        flat = ArrayShape(s32, (n,))
+        real = [sz if sz is not None else self.constant(f"{v}.dim{d}", s32, shape.dims[d], like)
+                for d, sz in enumerate(sizes)]
+        one = self.constant(f"{v}.one", s32, 1, like)
+
+        def bcast(x: str) -> str:
+            return self.new(f"{v}.b", Op.BROADCAST, flat, (x,), (("dimensions", ()),), like)
+
+        k = self.new(f"{v}.k", Op.IOTA, flat, (), (("iota_dimension", 0),), like)
+        rest, src, total, stride = k, None, one, 1
+        for d in reversed(range(shape.rank)):
+            safe = bcast(self.new(f"{v}.safe{d}", Op.MAXIMUM, _S32, (real[d], one), (), like))
+            coord = self.new(f"{v}.c{d}", Op.REMAINDER, flat, (rest, safe), (), like)
+            rest = self.new(f"{v}.q{d}", Op.DIVIDE, flat, (rest, safe), (), like)
+            term = self.new(f"{v}.t{d}", Op.MULTIPLY, flat,
+                            (coord, bcast(self.constant(f"{v}.stride{d}", s32, stride, like))), (), like)
+            src = term if src is None else self.new(f"{v}.src", Op.ADD, flat, (src, term), (), like)
+            total = self.new(f"{v}.total", Op.MULTIPLY, _S32, (total, real[d]), (), like)
+            stride *= shape.dims[d]
+        if src is None:  # rank 0 cannot be dynamic
+            raise AssertionError(v)
+        pred = ArrayShape(_PRED, (n,))
+        valid = self.new(f"{v}.valid", Op.COMPARE, pred, (k, bcast(total)), (("direction", "LT"),), like)
+        zero_i = bcast(self.constant(f"{v}.zero", s32, 0, like))
+        src = self.new(f"{v}.from", Op.SELECT, flat, (valid, src, zero_i), (), like)
+        index = self.new(f"{v}.index", Op.RESHAPE, ArrayShape(s32, (n, 1)), (src,), (), like)
+        vflat = ArrayShape(shape.dtype, (n,))
+        data = self.new(f"{v}.flat", Op.RESHAPE, vflat, (v,), (), like)
+        got = self.new(f"{v}.gather", Op.GATHER, vflat, (data, index),
+                       (("offset_dims", ()), ("collapsed_slice_dims", (0,)), ("start_index_map", (0,)),
+                        ("index_vector_dim", 1), ("slice_sizes", (1,))), like)
+        zero = self.new(f"{v}.pad", Op.BROADCAST, vflat, (self.constant(f"{v}.zero", shape.dtype, 0, like),),
+                        (("dimensions", ()),), like)
+        kept = self.new(f"{v}.kept", Op.SELECT, vflat, (valid, got, zero), (), like)
+        out = self.new(f"{v}.compact", Op.RESHAPE, shape, (kept,), (), like)
+        one_dim = ArrayShape(s32, (1,))
+        parts = [self.new(f"{v}.d{d}", Op.BROADCAST, one_dim, (r,), (("dimensions", ()),), like)
+                 for d, r in enumerate(real)]
+        dims = self.new(f"{v}.dims", Op.CONCATENATE, ArrayShape(s32, (shape.rank,)), tuple(parts),
+                        (("dimensions", (0,)),), like)
+        return out, dims
+
+    def fetches(self, sig):
+        """`sig` with each dynamic fetch compacted and followed (after every fetch) by its dims;
+        (the new signature, (result index, dims result index) pairs)."""
+        fetches = list(sig.fetches)
+        taken = {f.name for f in sig.fetches} | {f.name for f in sig.feeds}
+        extra: list[Fetch] = []
+        pairs = []
+        for j, f in enumerate(sig.fetches):
+            v = self.value_of(f)
+            sizes = self.sizes.get(v)
+            if not sizes or not any(sizes):
+                if f.shape.dynamic:
+                    raise self.error(self.comp.get(self.comp.root), f"result {f.name} is declared with the dynamic "
+                                     f"shape {f.shape}, but no set-dimension-size gives its size")
+                continue
+            like = next(i for i in self.out if i.name == v)
+            out, dims = self.compact(v, sizes, like)
+            fetches[j] = Fetch(f.index, f.name, out, (), f.shape)
+            name = f"{f.name}_dims"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            pairs.append((j, len(fetches) + len(extra)))
+            extra.append(Fetch(len(fetches) + len(extra), name, dims, (), ArrayShape(DTYPES["s32"], (len(sizes),))))
+        return replace(sig, fetches=tuple(fetches + extra)), tuple(pairs)
+
+
+def pad_dynamic(m: Module, sig, source_text: str | None = None):
+    """(the module with every bounded dynamic dimension of its entry at its bound, the signature
+    with each dynamic result compacted and its dims as one more result, (result, dims result)
+    index pairs); see the module docstring. Without dynamic shapes nothing changes."""
     entry = m.entry_computation
     if not any(_is_dynamic(i.shape) for i in entry.instructions):
-        return m
-    comp = _Pad(m, entry, source_text).run()
-    return m.with_computations(tuple(comp if c.is_entry else c for c in m.computations))
+        return m, sig, ()
+    pad = _Pad(m, entry, source_text)
+    for ins in entry.instructions:
+        pad.one(ins)
+    sig, pairs = pad.fetches(sig)
+    comp = pad.computation()
+    return m.with_computations(tuple(comp if c.is_entry else c for c in m.computations)), sig, pairs

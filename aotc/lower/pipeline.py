@@ -4,6 +4,8 @@ signature in, `Program` out. Each stage's result can be dumped by name
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -56,7 +58,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
     m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
-    m = pad_dynamic(m, source_text)                     # bounded dynamic dims: at the bound, sizes as s32 values
+    m, sig, dynamic = pad_dynamic(m, sig, source_text)  # bounded dynamic dims: at the bound, sizes as s32 values
     dump("bind", m)
     m = expand_one_device(m, source_text)               # collectives, async pairs, markers: as on one device
     dump("expand", m)
@@ -94,6 +96,8 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
                             name=name, source=source, target=target, source_text=source_text, names=names,
                             subprograms=subs, weights_file=weights == "file", fma=fma, custom_calls=custom_calls,
                             conv_algorithm=conv_algorithm)
+    if dynamic:
+        program = replace(program, dynamic_results=dynamic)
     dump("program", program)
     return LowerResult(m, fused, program)
 

@@ -97,6 +97,9 @@ class Program:
     subprograms: tuple["Program", ...] = ()  # computations run by control flow, callees first
     weights: tuple[Weight, ...] = ()  # --weights file: parameters set from a weights file at run time
     host_calls: tuple[HostCall, ...] = ()  # calls into the application (custom calls, feeds), by wrapper name
+    # (result, dims result) index pairs: a result with a bounded dynamic dimension holds its
+    # real-size array at its start, and the s32[rank] dims result its real dimensions
+    dynamic_results: tuple[tuple[int, int], ...] = ()
 
     def slot(self, cname: str) -> Slot:
         for s in self.slots:

@@ -135,8 +135,114 @@ for _n in (0, 1, 1000, 1024):
 for _n in (0, 1, 173, 300):
     CASES[f"dynshape_dot_batch_{_n}"] = (BATCH, _batch(_n), 1e-5)
 
+# dynamic entry results: each returned with get-dimension-size of each of its dimensions, so
+# the real dims come from XLA too
+RESULTS = """HloModule dyn_results
+ENTRY main {
+  x = f32[40,300] parameter(0)
+  y = f32[300] parameter(1)
+  n = s32[] parameter(2)
+  m = s32[] parameter(3)
+  d = f32[<=40,300] set-dimension-size(x, n), dimensions={0}
+  e = f32[<=40,<=300] set-dimension-size(d, m), dimensions={1}
+  yb = f32[40,300] broadcast(y), dimensions={1}
+  a = f32[<=40,<=300] add(e, yb)
+  t = f32[<=300,<=40] transpose(a), dimensions={1,0}
+  c = s32[<=300,<=40] convert(t)
+  ga0 = s32[] get-dimension-size(a), dimensions={0}
+  ga1 = s32[] get-dimension-size(a), dimensions={1}
+  gt0 = s32[] get-dimension-size(c), dimensions={0}
+  gt1 = s32[] get-dimension-size(c), dimensions={1}
+  ROOT r = (f32[<=40,<=300], s32[<=300,<=40], s32[], s32[], s32[], s32[]) tuple(a, c, ga0, ga1, gt0, gt1)
+}
+"""
+RESULT_DIMS = {0: (2, 3), 1: (4, 5)}
 
-@pytest.mark.parametrize("name", sorted(CASES))
+
+def _results(n, m):
+    return [_rng(9).standard_normal((40, 300)).astype(np.float32), _rng(10).standard_normal(300).astype(np.float32),
+            np.int32(n), np.int32(m)]
+
+
+# set-dimension-size as the root on each type (the coverage probe's module, at a realistic bound)
+TYPES = ("pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "c64", "c128")
+
+
+def _root_module(t: str) -> str:
+    return f"""HloModule dyn_root_{t}
+ENTRY main {{
+  x = {t}[7,1000] parameter(0)
+  n = s32[] parameter(1)
+  r = {t}[7,<=1000] set-dimension-size(x, n), dimensions={{1}}
+  g = s32[] get-dimension-size(r), dimensions={{1}}
+  h = s32[] get-dimension-size(r), dimensions={{0}}
+  ROOT out = ({t}[7,<=1000], s32[], s32[]) tuple(r, h, g)
+}}
+"""
+
+
+def _typed(t: str) -> np.ndarray:
+    from tests.oracle.xla import np_dtype
+    v = _rng(11).standard_normal((7, 1000)) * 40
+    dt = np_dtype(t)
+    if dt.kind == "c":
+        return (v + 1j * v[::-1]).astype(dt)
+    if dt.kind == "b":
+        return v > 0
+    if dt.kind in "iu":
+        return np.abs(v).astype(dt) if dt.kind == "u" else v.astype(dt)
+    return v.astype(dt)
+
+
+DYNAMIC_RESULTS = {}
+for _n, _m in ((0, 0), (40, 300), (17, 123), (40, 0), (1, 299)):
+    CASES[f"dynshape_results_{_n}_{_m}"] = (RESULTS, _results(_n, _m), 0.0)
+    DYNAMIC_RESULTS[f"dynshape_results_{_n}_{_m}"] = RESULT_DIMS
+for _t in TYPES:
+    CASES[f"dynshape_root_{_t}"] = (_root_module(_t), [_typed(_t), np.int32(613)], 0.0)
+    DYNAMIC_RESULTS[f"dynshape_root_{_t}"] = {0: (1, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(DYNAMIC_RESULTS)))
 def test_case(name, check_case):
     text, _, rtol = CASES[name]
     check_case(name, text, rtol)
+
+
+def _real(a: np.ndarray, dims) -> np.ndarray:
+    dims = tuple(int(d) for d in dims)
+    return np.asarray(a).reshape(-1)[:int(np.prod(dims))].reshape(dims)
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC_RESULTS))
+def test_dynamic_result(name, workdir):
+    """The raw C API (UBSan build): each dynamic result's buffer holds XLA's real-size array
+    at its start and zeros after; the dims result after the fetches holds XLA's real dims."""
+    from tests.ops.conftest import assert_matches, load_case, run_hlo_text
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    got = run_hlo_text(text, inputs, workdir, name)
+    dyn = DYNAMIC_RESULTS[name]
+    assert len(got) == len(expected) + len(dyn)
+    for extra, (i, dims_at) in zip(got[len(expected):], sorted(dyn.items())):
+        want_dims = [int(expected[k]) for k in dims_at]
+        assert [int(d) for d in extra] == want_dims, f"{name} result {i} dims"
+        assert_matches(_real(got[i], want_dims), _real(expected[i], want_dims), rtol, f"{name} result {i}")
+        rest = np.asarray(got[i]).reshape(-1)[int(np.prod(want_dims)):]
+        assert not rest.any(), f"{name} result {i}: nonzero past the real size"
+    for k in set(range(len(expected))) - set(dyn):
+        assert_matches(got[k], expected[k], rtol, f"{name} output {k}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dynshape_results_17_123", "dynshape_results_0_0", "dynshape_root_c64"])
+def test_dynamic_result_asan(name, workdir):
+    """`aotc.run` (ASan and UBSan): results at their real size, as XLA returns them."""
+    from tests.ops.conftest import assert_matches, load_case, run_hlo_text_asan
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    got = run_hlo_text_asan(text, inputs, workdir, name)
+    assert len(got) == len(expected)
+    for k, e in enumerate(expected):
+        want = _real(e, [int(expected[d]) for d in DYNAMIC_RESULTS[name][k]]) if k in DYNAMIC_RESULTS[name] else e
+        assert_matches(got[k], want, rtol, f"{name} output {k}")
