@@ -126,7 +126,8 @@ class _Pad:
         if op == Op.GET_DIMENSION_SIZE:
             self.emit(ins)  # of a static dimension: expand makes it a constant
             return None
-        if r is not None and KEEPS_INDEX in r.traits and isinstance(shape, ArrayShape):
+        if (r is not None and KEEPS_INDEX in r.traits and isinstance(shape, ArrayShape)
+                and all(s is None or self.shapes[o].dims == shape.dims for o, s in zip(ins.operands, ops))):
             per_dim: list[set[str]] = [set() for _ in shape.dims]
             for o, s in zip(ins.operands, ops):
                 if s is not None and len(s) == shape.rank:

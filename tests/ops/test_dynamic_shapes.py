@@ -246,3 +246,51 @@ def test_dynamic_result_asan(name, workdir):
     for k, e in enumerate(expected):
         want = _real(e, [int(expected[d]) for d in DYNAMIC_RESULTS[name][k]]) if k in DYNAMIC_RESULTS[name] else e
         assert_matches(got[k], want, rtol, f"{name} output {k}")
+
+
+@pytest.mark.parametrize("outside, inside", [(4000, 3000), (2 ** 31 - 1, 3000), (-5, 0), (-2 ** 31, 0)])
+def test_size_outside_the_bound_is_clamped(outside, inside, workdir):
+    """XLA reads past the buffer for a size above the bound (and crashes below 0); aotc clamps
+    the size into [0, bound], so the result is XLA's at the clamped size."""
+    from tests.ops.conftest import assert_matches, load_case, run_hlo_text
+    name = f"dynshape_elementwise_{inside}"
+    inputs, expected = load_case(name)
+    got = run_hlo_text(ELEMENTWISE, inputs[:2] + [np.int32(outside)], workdir, f"dynshape_clamp_{outside % 7}")
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, 0.0, f"{name} output {k} at size {outside}")
+
+
+_ERRORS = {
+    "sort": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT s = f32[4,<=300] sort(d), dimensions={1}, to_apply=lt""", "dynamic dimension reaches `sort`", 2),
+    "slice": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT s = f32[4,<=100] slice(d), slice={[0:4], [0:100]}""", "slice s cuts the dynamic dimension 1", 2),
+    "reshape": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT s = f32[<=1200] reshape(d)""", "dynamic dimension reaches `reshape`", 2),
+    "parameter": ("""  p = f32[<=8] parameter(2)
+  ROOT s = f32[<=8] negate(p)""", "dynamic entry parameters are not supported", 1),
+    "sizes": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  e = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT s = f32[4,<=300] add(d, e)""", "dynamic dimensions of different sizes reach add", 3),
+    "call": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT c = f32[4,<=300] call(d), to_apply=neg""", "dynamic dimension reaches `call`", 2),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_ERRORS))
+def test_unsupported_is_a_located_error(what, tmp_path):
+    """A dynamic dimension reaching an op aotc cannot bound is refused at that op: no padding
+    leaks into a result."""
+    from aotc import driver
+    from aotc.errors import AotcError
+    from aotc.options import CompileOptions
+    body, message, line = _ERRORS[what]
+    text = ("HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+            "neg {\n  a = f32[4,<=300] parameter(0)\n  ROOT c = f32[4,<=300] negate(a)\n}\n"
+            "ENTRY e {\n  x = f32[4,300] parameter(0)\n  n = s32[] parameter(1)\n" + body + "\n}\n")
+    with pytest.raises(AotcError) as e:
+        fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
+        driver.generate(fe, str(tmp_path / "libm"), CompileOptions())
+    assert message in str(e.value), str(e.value)
+    assert f"m.hlo:{line + 13}:" in str(e.value), str(e.value)
