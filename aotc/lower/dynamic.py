@@ -208,9 +208,9 @@ class _Pad:
         return out if any(out) else None
 
 
-    def value_of(self, fetch: Fetch) -> str:
+    def value_of(self, fetch: Fetch, renamed: dict[str, str]) -> str:
         """The instruction whose value `fetch` returns (through the root tuple)."""
-        name, index = fetch.instruction, fetch.shape_index
+        name, index = renamed.get(fetch.instruction, fetch.instruction), fetch.shape_index
         while index:
             ins = next(i for i in self.out if i.name == name)
             if ins.opcode != Op.TUPLE:
@@ -268,7 +268,7 @@ class _Pad:
                         (("dimensions", (0,)),), like)
         return out, dims
 
-    def fetches(self, sig):
+    def fetches(self, sig, renamed: dict[str, str]):
         """`sig` with each dynamic fetch compacted and followed (after every fetch) by its dims;
         (the new signature, (result index, dims result index) pairs)."""
         fetches = list(sig.fetches)
@@ -276,7 +276,7 @@ class _Pad:
         extra: list[Fetch] = []
         pairs = []
         for j, f in enumerate(sig.fetches):
-            v = self.value_of(f)
+            v = self.value_of(f, renamed)
             sizes = self.sizes.get(v)
             if not sizes or not any(sizes):
                 if f.shape.dynamic:
@@ -295,16 +295,24 @@ class _Pad:
         return replace(sig, fetches=tuple(fetches + extra)), tuple(pairs)
 
 
-def pad_dynamic(m: Module, sig, source_text: str | None = None):
+def pad_dynamic(m: Module, sig, renamed: dict[str, str], source_text: str | None = None):
     """(the module with every bounded dynamic dimension of its entry at its bound, the signature
     with each dynamic result compacted and its dims as one more result, (result, dims result)
-    index pairs); see the module docstring. Without dynamic shapes nothing changes."""
+    index pairs); see the module docstring. Runs after inlining (`renamed`: the instructions
+    it renamed); a dynamic shape left in another computation (a loop or branch body, a
+    reducer) is a located error. Without dynamic shapes nothing changes."""
+    for comp in m.computations:
+        for ins in comp.instructions if not comp.is_entry else ():
+            if _is_dynamic(ins.shape):
+                raise located(f"{ins.opcode} {ins.name} in {comp.name} has the bounded dynamic shape {ins.shape}: "
+                              "aotc bounds dynamic dimensions only in the entry computation (after inlining "
+                              "calls), not in loop or branch bodies", ins.loc, source_text)
     entry = m.entry_computation
     if not any(_is_dynamic(i.shape) for i in entry.instructions):
         return m, sig, ()
     pad = _Pad(m, entry, source_text)
     for ins in entry.instructions:
         pad.one(ins)
-    sig, pairs = pad.fetches(sig)
+    sig, pairs = pad.fetches(sig, renamed)
     comp = pad.computation()
     return m.with_computations(tuple(comp if c.is_entry else c for c in m.computations)), sig, pairs

@@ -1,14 +1,12 @@
 """Expansion to one device: every instruction whose op rule has an `expand` (collectives,
 asynchronous pairs, sharding markers, dimension sizes) is replaced by the plain instructions
 that compute it on one device, under its own name, in every computation. Shapes with a bounded
-dynamic dimension are refused here, at the first instruction that has one: aotc compiles static
-shapes, and computing over the bound would give wrong numbers.
+dynamic dimension pass through: lower/dynamic.py, after inlining, bounds them or refuses them.
 """
 from __future__ import annotations
 
 from ..errors import located
 from ..hlo.ir import Computation, Instruction, Module
-from ..hlo.shape import leaves
 from ..ops.registry import rule
 from ..ops.rule import Expansion, Unsupported
 from ..hlo.ir import name_maker
@@ -23,11 +21,6 @@ def expand_one_device(m: Module, source_text: str | None = None) -> Module:
         out: list[Instruction] = []
         changed = False
         for ins in comp.instructions:
-            dynamic = [s for _, s in leaves(ins.shape) if any(s.dynamic)]
-            if dynamic:
-                raise located(f"{ins.opcode} {ins.name} has the bounded dynamic shape {dynamic[0].text(False)}; "
-                              "aotc compiles static shapes only (a dynamic dimension's size is known at run "
-                              "time, and computing over its bound would give wrong numbers)", ins.loc, source_text)
             r = rule(ins.opcode)
             new = None
             if r is not None and r.expand is not None:

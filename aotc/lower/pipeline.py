@@ -58,12 +58,12 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
     m = bind_tokens(m, sig)                             # entry token parameters: fresh tokens (after-all)
-    m, sig, dynamic = pad_dynamic(m, sig, source_text)  # bounded dynamic dims: at the bound, sizes as s32 values
     dump("bind", m)
     m = expand_one_device(m, source_text)               # collectives, async pairs, markers: as on one device
     dump("expand", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     m = flatten_feeds(m)                                # infeed/recv values nesting tuples: one flat tuple
+    m, sig, dynamic = pad_dynamic(m, sig, renamed, source_text)  # dynamic dims at their bound, sizes as values
     dump("inline", m)
     m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
     dump("delayout", m)

@@ -1,9 +1,9 @@
-"""Dimension sizes: get-dimension-size and dynamic-reshape (set-dimension-size always gives a
-dynamic shape, so it has no rule: lower/expand.py refuses it with the rest). aotc compiles
-static shapes: a bounded dynamic dimension (`f32[<=8]`, whose real size XLA carries beside the
-buffer at run time) is refused by lower/expand.py, so here get-dimension-size of a static
-dimension is that constant and a dynamic-reshape to a static shape is a reshape (XLA ignores
-its size operands then).
+"""Dimension sizes: get-dimension-size and dynamic-reshape on static dimensions. A bounded
+dynamic dimension (`f32[<=8]`, whose real size XLA carries beside the buffer at run time) is
+lower/dynamic.py's: it handles set-dimension-size (so that op has no rule here) and
+get-dimension-size of a dynamic dimension, which this expansion leaves alone. Here
+get-dimension-size of a static dimension is that constant and a dynamic-reshape to a static
+shape is a reshape (XLA ignores its size operands then).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction, Literal
 from ..hlo.opcodes import Op
 from ..hlo.shape import ArrayShape, Shape
-from .rule import OpRule, ShapeError, Unsupported
+from .rule import OpRule, ShapeError
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -36,10 +36,10 @@ def _get_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return _S32
 
 
-def _get_expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Instruction]:
+def _get_expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Instruction] | None:
     d = _dimension(instr, shapes[0])
-    if shapes[0].dynamic and shapes[0].dynamic[d]:  # refused before this (the operand is dynamic)
-        raise Unsupported(f"get-dimension-size {instr.name}: dimension {d} is dynamic")
+    if shapes[0].dynamic and shapes[0].dynamic[d]:  # a real size at run time: lower/dynamic.py's
+        return None
     return [Instruction(instr.name, Op.CONSTANT, _S32, literal=Literal(_S32, np.array(shapes[0].dims[d], np.int32)),
                         loc=instr.loc)]
 
@@ -56,7 +56,7 @@ def _reshape_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
 
 
 def _reshape_expand(instr: Instruction, shapes: list[Shape], fresh) -> list[Instruction]:
-    # a dynamic result is refused before this; to a static shape XLA ignores the sizes
+    # a dynamic result stays dynamic (lower/dynamic.py refuses it); to a static shape XLA ignores the sizes
     return [Instruction(instr.name, Op.RESHAPE, instr.shape, (instr.operands[0],), loc=instr.loc)]
 
 

@@ -91,6 +91,16 @@ LOOSER = {
 }
 
 
+# probes whose result has a bounded dynamic dimension: XLA returns its real-size array at the
+# start of the bound-size buffer and leaves the rest unspecified; the real shape follows from
+# the size input gen_coverage.py gives (2 for set-dimension-size's `f32[2,<=3]`)
+REAL_SHAPE = {"set-dimension-size": (2, 2)}
+
+
+def _real(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.asarray(a).reshape(-1)[:int(np.prod(shape))].reshape(shape)
+
+
 def _checked_opcodes() -> list[str]:
     record = xla_record()
     ops = []
@@ -136,6 +146,8 @@ def test_probes_match_xla(opcode, tmp_path):
             continue
         for k, w in enumerate(want):
             g = got[first + k]
+            if p.opcode in REAL_SHAPE and k == 0:
+                g, w = _real(g, REAL_SHAPE[p.opcode]), _real(w, REAL_SHAPE[p.opcode])
             tol = _tolerance(_type_name(g.dtype)) * (LOOSER[p.name][0] / 4 if p.name in LOOSER else 1)
             assert_matches(g, _as_stored(w, g), tol, f"{p.name} output {k}")
 

@@ -272,8 +272,11 @@ _ERRORS = {
     "sizes": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
   e = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
   ROOT s = f32[4,<=300] add(d, e)""", "dynamic dimensions of different sizes reach add", 3),
+    "while": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT w = f32[4,<=300] while(d), condition=cond, body=neg""", "in neg has the bounded dynamic shape", -9),
     "call": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
-  ROOT c = f32[4,<=300] call(d), to_apply=neg""", "dynamic dimension reaches `call`", 2),
+  c = f32[4,<=300] call(d), to_apply=neg
+  ROOT s = f32[4,<=300] sort(c), dimensions={1}, to_apply=lt""", "dynamic dimension reaches `sort`", 3),
 }
 
 
@@ -288,9 +291,10 @@ def test_unsupported_is_a_located_error(what, tmp_path):
     text = ("HloModule m\nlt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
             "  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
             "neg {\n  a = f32[4,<=300] parameter(0)\n  ROOT c = f32[4,<=300] negate(a)\n}\n"
+            "cond {\n  a = f32[4,<=300] parameter(0)\n  ROOT c = pred[] constant(false)\n}\n"
             "ENTRY e {\n  x = f32[4,300] parameter(0)\n  n = s32[] parameter(1)\n" + body + "\n}\n")
     with pytest.raises(AotcError) as e:
         fe = driver.frontend("m.hlo", None, CompileOptions(), text=text)
         driver.generate(fe, str(tmp_path / "libm"), CompileOptions())
     assert message in str(e.value), str(e.value)
-    assert f"m.hlo:{line + 13}:" in str(e.value), str(e.value)
+    assert f"m.hlo:{line + 17}:" in str(e.value), str(e.value)

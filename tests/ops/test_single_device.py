@@ -12,8 +12,8 @@ for the plain op they stand for on one device (copy, call), on the same inputs.
 stochastic-convert is XLA's decomposition, compared with XLA bit for bit.
 
 Located errors: groups or pairs naming another device, a partitioned shard shape, a
-reduce-scatter reducer XLA:CPU does not run, stochastic-convert to a float, bounded dynamic
-shapes.
+reduce-scatter reducer XLA:CPU does not run, stochastic-convert to a float, a bounded dynamic
+entry parameter (set-dimension-size and the rest of dynamic shapes: test_dynamic_shapes.py).
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
@@ -417,14 +417,6 @@ ENTRY main {
   ROOT n = f32[<=8,3] negate(x)
 }
 """, 3, "bounded dynamic shape f32[<=8,3]"),
-    "set-dimension-size": ("""HloModule e
-ENTRY main {
-  x = f32[8] parameter(0)
-  n = s32[] parameter(1)
-  s = f32[<=8] set-dimension-size(x, n), dimensions={0}
-  ROOT d = s32[] get-dimension-size(s), dimensions={0}
-}
-""", 5, "set-dimension-size s has the bounded dynamic shape f32[<=8]"),
 }
 
 
