@@ -32,7 +32,7 @@ from .split_reduce import split_large_reductions
 from .subprogram import lower_control_flow
 
 SPLIT = (("split", split_large_reductions),)
-STAGES = ("bind", "expand", "inline", "delayout", "batchnorm", "widen", "simplify", *PASS_NAMES, "split", "fusion", "subprograms",
+STAGES = ("bind", "expand", "inline", "dynamic", "delayout", "batchnorm", "widen", "simplify", *PASS_NAMES, "split", "fusion", "subprograms",
           "program")
 
 
@@ -63,8 +63,9 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     dump("expand", m)
     m, renamed = inline_calls(m, source_text)           # call/fusion/map bodies spliced into callers
     m = flatten_feeds(m)                                # infeed/recv values nesting tuples: one flat tuple
-    m, sig, dynamic = pad_dynamic(m, sig, renamed, source_text)  # dynamic dims at their bound, sizes as values
     dump("inline", m)
+    m, sig, dynamic = pad_dynamic(m, sig, renamed, source_text)  # dynamic dims at their bound, sizes as values
+    dump("dynamic", m)
     m = remove_layouts(m)                               # bitcasts become reshape/transpose; all row-major
     dump("delayout", m)
     m, _ = expand_batch_norm(m)                         # batch-norm ops as XLA's BatchNormExpander writes them

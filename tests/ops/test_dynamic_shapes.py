@@ -298,3 +298,88 @@ def test_unsupported_is_a_located_error(what, tmp_path):
         driver.generate(fe, str(tmp_path / "libm"), CompileOptions())
     assert message in str(e.value), str(e.value)
     assert f"m.hlo:{line + 17}:" in str(e.value), str(e.value)
+
+
+_MAIN_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "libdynres.h"
+
+int main(void) {
+    dynres_instance* m = dynres_create(dynres_ALLOC_ALL);
+    if (!m) return 1;
+    float* x = dynres_arg_x_data(m);
+    float* y = dynres_arg_y_data(m);
+    for (int i = 0; i < 40 * 300; ++i) x[i] = (float)(i % 97) * 0.25f;
+    for (int j = 0; j < 300; ++j) y[j] = (float)j;
+    *dynres_arg_n_data(m) = 17;
+    *dynres_arg_m_data(m) = 123;
+    if (dynres_run(m) != dynres_OK) return 2;
+    const int32_t* dims = dynres_result_a_dims_data(m);
+    const float* a = dynres_result_a_data(m);
+    /* a's real-size array is row-major at the start: a[i][j] = x[i][j] + y[j] */
+    for (int i = 0; i < dims[0]; ++i)
+        for (int j = 0; j < dims[1]; ++j)
+            if (a[i * dims[1] + j] != x[i * 300 + j] + y[j]) return 3;
+    for (int k = dims[0] * dims[1]; k < 40 * 300; ++k)
+        if (a[k] != 0.0f) return 4;
+    printf("%d %d %d %d\n", dims[0], dims[1], dynres_result_c_dims_data(m)[0], dynres_result_c_dims_data(m)[1]);
+    dynres_destroy(m);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_api_builds_with_both_compilers(cc, tmp_path):
+    """The generated .c and a program reading a dynamic result through the header's typed
+    accessors, warning-free under -Werror; the same .c/.h from two compilations."""
+    import shutil
+    import subprocess
+
+    from aotc import driver
+    from aotc.options import CompileOptions
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    texts = []
+    for k in range(2):
+        opts = CompileOptions()
+        fe = driver.frontend("dynres.hlo", None, opts, text=RESULTS.replace("HloModule dyn_results", "HloModule dynres"))
+        gen = driver.generate(fe, str(tmp_path / "libdynres"), opts)
+        texts.append((gen.c_text, gen.h_text))
+    assert texts[0] == texts[1], "output is not deterministic"
+    c_text, h_text = texts[0]
+    assert "result 0 'a': real dims in result 6 'a_dims'" in h_text
+    (tmp_path / "libdynres.c").write_text(c_text)
+    (tmp_path / gen.header_name).write_text(h_text)
+    (tmp_path / "main.c").write_text(_MAIN_C.replace("libdynres.h", gen.header_name))
+    exe = tmp_path / f"main_{cc}"
+    build = subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(tmp_path), "-o", str(exe),
+                            str(tmp_path / "main.c"), str(tmp_path / "libdynres.c"), "-lm", "-lpthread"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[:4000]
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, f"exit {run.returncode}"
+    assert run.stdout.split() == ["17", "123", "123", "17"]
+
+
+def test_cli_run_writes_the_real_size(tmp_path):
+    """`aotc run --output`: a dynamic result at its real size, as XLA returns it, and no
+    `_dims` result."""
+    from click.testing import CliRunner
+
+    from aotc.cli import main
+    name = "dynshape_results_17_123"
+    from tests.ops.conftest import load_case
+    inputs, expected = load_case(name)
+    (tmp_path / "m.hlo").write_text(RESULTS)
+    np.savez(tmp_path / "in.npz", x=inputs[0], y=inputs[1], n=inputs[2], m=inputs[3])
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "m.hlo"), "--inputs", str(tmp_path / "in.npz"),
+                                  "--output", str(tmp_path / "out.npz")])
+    assert r.exit_code == 0, r.output
+    z = np.load(tmp_path / "out.npz")
+    assert len(z.files) == 6, z.files
+    outs = [z[k] for k in z.files]
+    assert outs[0].shape == (17, 123) and outs[1].shape == (123, 17)
+    np.testing.assert_array_equal(outs[0], _real(expected[0], (17, 123)))
+    np.testing.assert_array_equal(outs[1], _real(expected[1], (123, 17)))
