@@ -344,7 +344,8 @@ def test_api_builds_with_both_compilers(cc, tmp_path):
     texts = []
     for k in range(2):
         opts = CompileOptions()
-        fe = driver.frontend("dynres.hlo", None, opts, text=RESULTS.replace("HloModule dyn_results", "HloModule dynres"))
+        text = RESULTS.replace("HloModule dyn_results", "HloModule dynres")
+        fe = driver.frontend("dynres.hlo", None, opts, text=text)
         gen = driver.generate(fe, str(tmp_path / "libdynres"), opts)
         texts.append((gen.c_text, gen.h_text))
     assert texts[0] == texts[1], "output is not deterministic"
@@ -383,3 +384,19 @@ def test_cli_run_writes_the_real_size(tmp_path):
     assert outs[0].shape == (17, 123) and outs[1].shape == (123, 17)
     np.testing.assert_array_equal(outs[0], _real(expected[0], (17, 123)))
     np.testing.assert_array_equal(outs[1], _real(expected[1], (123, 17)))
+
+
+@pytest.mark.slow
+def test_threads_give_the_same_bits(tmp_path):
+    """The masked reductions and the compaction split over 3 threads: XLA's bits still."""
+    import aotc
+    for name, text, keys in (("dynshape_elementwise_1234", ELEMENTWISE, "xyn"),
+                             ("dynshape_results_17_123", RESULTS, "xynm")):
+        from tests.ops.conftest import assert_matches, load_case
+        inputs, expected = load_case(name)
+        (tmp_path / f"{name}.hlo").write_text(text)
+        got = list(aotc.run(str(tmp_path / f"{name}.hlo"), inputs=dict(zip(keys, inputs)), threads=3).values())
+        for k, e in enumerate(expected):
+            if name in DYNAMIC_RESULTS and k in DYNAMIC_RESULTS[name]:
+                e = _real(e, [int(expected[d]) for d in DYNAMIC_RESULTS[name][k]])
+            assert_matches(got[k], e, 0.0, f"{name} output {k}")
