@@ -106,11 +106,14 @@ class _Pad:
             self.sizes[ins.name] = out
 
     def set_size(self, ins: Instruction) -> None:
-        x, n = ins.operands
-        shape = self.shapes[x]
-        d = ins.attr("dimensions")[0]
-        if not isinstance(shape, ArrayShape) or not 0 <= d < shape.rank or self.shapes[n] != _S32:
+        dims = ins.attr("dimensions") or ()
+        shape = self.shapes[ins.operands[0]] if ins.operands else None
+        size_shape = self.shapes[ins.operands[1]] if len(ins.operands) == 2 else None
+        if (not isinstance(shape, ArrayShape) or len(dims) != 1 or not 0 <= dims[0] < shape.rank
+                or not isinstance(size_shape, ArrayShape) or (size_shape.dtype, size_shape.dims) != (_S32.dtype, ())):
             raise self.error(ins, f"set-dimension-size {ins.name} takes an array, an s32[] size and one dimension")
+        x, n = ins.operands
+        d = dims[0]
         # XLA leaves a size outside [0, bound] undefined (it reads past the buffer); aotc clamps it
         lo = self.constant(f"{ins.name}.zero", DTYPES["s32"], 0, ins)
         hi = self.constant(f"{ins.name}.bound", DTYPES["s32"], shape.dims[d], ins)

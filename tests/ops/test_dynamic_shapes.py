@@ -267,6 +267,8 @@ _ERRORS = {
   ROOT s = f32[4,<=100] slice(d), slice={[0:4], [0:100]}""", "slice s cuts the dynamic dimension 1", 2),
     "reshape": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
   ROOT s = f32[<=1200] reshape(d)""", "dynamic dimension reaches `reshape`", 2),
+    "no dimension": ("""  ROOT d = f32[4,<=300] set-dimension-size(x, n)""",
+                     "set-dimension-size d takes an array, an s32[] size and one dimension", 1),
     "parameter": ("""  p = f32[<=8] parameter(2)
   ROOT s = f32[<=8] negate(p)""", "dynamic entry parameters are not supported", 1),
     "sizes": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
