@@ -161,6 +161,15 @@ class _Pad:
         if op == Op.TUPLE and ins.name == self.comp.root:  # the results: each fetch is compacted below
             self.emit(ins.with_(shape=shape))
             return None
+        if op == Op.CONCATENATE:  # along a static dimension, the others of one size each
+            d = ins.attr("dimensions")[0]
+            sizes = [s or (None,) * shape.rank for s in ops]
+            if any(s[d] is not None for s in sizes):
+                raise self.error(ins, f"concatenate {ins.name} joins along the dynamic dimension {d}: not supported")
+            if any(s != sizes[0] for s in sizes):
+                raise self.error(ins, f"concatenate {ins.name}: operands with different dynamic sizes are not supported")
+            self.emit(ins.with_(shape=shape))
+            return sizes[0]
         if op == Op.REDUCE:
             return self.reduce(ins, ops, shape)
         if op == Op.DOT:

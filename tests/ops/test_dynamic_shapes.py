@@ -1,7 +1,8 @@
 """Bounded dynamic dimensions against XLA:CPU: set-dimension-size with several real sizes
 (0, 1, a middle one, bound - 1, the bound) feeding elementwise ops, broadcast, transpose, a
-slice of the static parts, reductions over and across the dynamic dimension (XLA masks the
-padding with the init value), dots contracting or batching over it, and get-dimension-size.
+slice of the static parts, concatenate along a static dimension, reductions over and across
+the dynamic dimension (XLA masks the padding with the init value), dots contracting or
+batching over it, get-dimension-size, and dynamic entry results on every type.
 Bounds of a few thousand elements. A size outside [0, bound] (undefined in XLA, which reads
 past the buffer) is clamped by aotc, so it gives XLA's result at the clamped size. Other ops
 receiving a dynamic dimension are located errors naming the op.
@@ -62,10 +63,11 @@ ENTRY main {{
   t = f32[8,<={B}] transpose(b), dimensions={{1,0}}
   m = f32[8,<={B}] multiply(t, w)
   sl = f32[5,<={B}] slice(m), slice={{[2:7], [0:{B}]}}
+  cat = f32[13,<={B}] concatenate(sl, t), dimensions={{0}}
   z = f32[] constant(0)
-  r = f32[5] reduce(sl, z), dimensions={{1}}, to_apply=add
+  r = f32[13] reduce(cat, z), dimensions={{1}}, to_apply=add
   out = f32[8] reduce(b, z), dimensions={{0}}, to_apply=add
-  ROOT res = (f32[5], f32[8]) tuple(r, out)
+  ROOT res = (f32[13], f32[8]) tuple(r, out)
 }}
 """
 
@@ -265,6 +267,8 @@ _ERRORS = {
   ROOT s = f32[4,<=300] sort(d), dimensions={1}, to_apply=lt""", "dynamic dimension reaches `sort`", 2),
     "slice": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
   ROOT s = f32[4,<=100] slice(d), slice={[0:4], [0:100]}""", "slice s cuts the dynamic dimension 1", 2),
+    "concatenate": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
+  ROOT c = f32[4,<=600] concatenate(d, d), dimensions={1}""", "concatenate c joins along the dynamic dimension 1", 2),
     "reshape": ("""  d = f32[4,<=300] set-dimension-size(x, n), dimensions={1}
   ROOT s = f32[<=1200] reshape(d)""", "dynamic dimension reaches `reshape`", 2),
     "no dimension": ("""  ROOT d = f32[4,<=300] set-dimension-size(x, n)""",
