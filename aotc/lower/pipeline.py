@@ -4,9 +4,7 @@ signature in, `Program` out. Each stage's result can be dumped by name
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
 

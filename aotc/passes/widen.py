@@ -60,4 +60,9 @@ def widen_narrow_convolutions(m: Module) -> tuple[Module, bool]:
             prev = name
         return new
 
+    entry = m.entry_computation
+    if not any(i.opcode == Op.CONVOLUTION and any(_wide(s.dtype) != s.dtype for s in
+                                                   [entry.get(o).array_shape for o in i.operands] + [i.array_shape])
+               for i in entry.instructions):
+        return m, False  # as it was: values only a fetch reads (not the root) stay
     return sweep(m, rule)
