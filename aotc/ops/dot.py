@@ -3,7 +3,8 @@
 f32/f64 dots whose contracting dimensions collapse to one stride become
 loops (batch dimensions, free dimensions that are not one stride) over the
 runtime's packed GEMM (`aotc_sgemm` / `aotc_dgemm`), which reads the operands
-in place with their strides, transposed or not. Every other
+in place with their strides, transposed or not; bf16 x bf16 and s8 x s8 -> s32
+go to the reduced-precision GEMMs (dot_lowp.py) the same way. Every other
 dot (integer, half types, exotic dimension orders) is a plain loop nest that
 accumulates in the compute type: correct first, fast later.
 """
@@ -18,6 +19,7 @@ from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..runtime_c import gemm_part_scratch_bytes, gemm_scratch_bytes
 from ..kernel.builder import Index, compute_type, load_value, narrow_result, store_value
+from .dot_lowp import emit_lowp, lowp_kind, lowp_scratch
 from .elementwise import _arr, convert_expr, suffix
 
 F32 = DTYPES["f32"]
@@ -134,7 +136,7 @@ def gemm_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> GemmPlan 
     contracting dimensions must read as one stride of each operand (in some common order);
     batch dimensions, and leading free dimensions that do not, become loops of GEMM calls.
     Operands are read in place with their strides, transposed or not."""
-    if gemm_type(instr, lhs, rhs) is None or instr.array_shape.size == 0:
+    if (gemm_type(instr, lhs, rhs) is None and lowp_kind(instr, lhs, rhs) is None) or instr.array_shape.size == 0:
         return None
     lb, lc, rb, rc = _dnums(instr)
     ls, rs = row_major_strides(lhs.dims), row_major_strides(rhs.dims)
@@ -200,6 +202,9 @@ def _dot_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     plan = gemm_plan(instr, shapes[0], shapes[1])
     if plan is None:
         return 0
+    kind = lowp_kind(instr, shapes[0], shapes[1])
+    if kind is not None:
+        return lowp_scratch(instr, kind, plan)
     return _widen_layout(instr, shapes[0], shapes[1])[3] + max(_parts(plan), _chunks(plan)) * _gemm_bytes(instr, shapes[0], shapes[1], plan)
 
 
@@ -219,6 +224,10 @@ def _dot_kernel(kb, instr: Instruction, outs) -> None:
     plan = gemm_plan(instr, lhs, rhs)
     if plan is None:
         _emit_loops(kb, instr, lhs, rhs, out)
+        return
+    kind = lowp_kind(instr, lhs, rhs)
+    if kind is not None:
+        emit_lowp(kb, instr, kind, plan, lbuf, rbuf, out)
         return
     if kb.epilogue is not None and not _widened(instr, lhs, rhs) and plan.count == 1:
         _emit_gemm_epilogue(kb, instr, plan, lbuf, rbuf, out)

@@ -36,6 +36,8 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_fft.c",  # mixed-radix Stockham and Bluestein FFTs (optional part "fft")
     "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
     "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
+    "aotc_lowp.h",  # bf16 and s8 GEMM declarations (optional part "lowp")
+    "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot GEMMs and their portable paths (optional part "lowp")
 )
 
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
@@ -44,6 +46,7 @@ OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
     "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c")),
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
+    "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),
 }
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES
@@ -99,6 +102,28 @@ def _scratch_one(m: int, n: int, k: int, elem_bytes: int, a_rows: bool, blocking
     panels = (a + b) * elem_bytes
     vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0
     return (max(panels, vec) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+# ---- reduced-precision GEMM scratch (aotc_lp_[bi]gemm_scratch_need in aotc_lowp.c)
+
+LP_MR, LP_NR = 12, 32  # AOTC_LP_MR, AOTC_LP_NR
+
+
+def _lp_packed(rows: int, tile: int, k: int, group: int) -> int:
+    return (-(-rows // tile) * tile * -(-k // group) * 4 + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def lp_bgemm_scratch_bytes(m: int, n: int, k: int, parts: int, part_scratch: int) -> int:
+    """aotc_lp_bgemm_scratch_need: packed pairs (AVX512_BF16) or f32 copies and sgemm slices."""
+    up = lambda b: (b + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT  # noqa: E731
+    packed = _lp_packed(m, LP_MR, k, 2) + _lp_packed(n, LP_NR, k, 2)
+    wide = up(m * k * 4) + up(k * n * 4) + max(parts, 1) * part_scratch
+    return max(packed, wide)
+
+
+def lp_igemm_scratch_bytes(m: int, n: int, k: int) -> int:
+    """aotc_lp_igemm_scratch_need: packed quads of A and B (and B's column corrections)."""
+    return _lp_packed(m, LP_MR, k, 4) + _lp_packed(n, LP_NR, k + 4, 4)
 
 
 def runtime_path(name: str) -> Path:

@@ -1,0 +1,369 @@
+/* aotc_lowp.c -- packed bf16 and s8 GEMMs (declared in aotc_lowp.h).
+ *
+ * Layout shared by both: K is cut into groups of G values that one 32-bit lane
+ * multiplies at once (G = 2 bf16 for vdpbf16ps, 4 s8 for vpdpbusd / sdot).
+ *   packed A: per tile of MR rows, per group g: MR lanes (row r's G values);
+ *   packed B: per panel of NR columns, per group g: NR lanes (column c's G values).
+ * Both are zero-padded to whole tiles and whole groups (a zero times a zero
+ * adds +0).  The column panels are cut into `parts` ranges for the pool; a
+ * range packs its own panels of B, so ranges only share the packed A, which
+ * is packed first.  Every element of C sees the same operations in the same
+ * order whatever the range cut, so the thread count changes no bits.
+ * Paths without the instructions: bf16 is widened to f32 for aotc_sgemm;
+ * s8 is summed by portable C.
+ */
+#ifndef AOTC_LOWP_H
+#include "aotc_lowp.h"
+#endif
+
+#include <string.h>
+
+AOTC_INTERNAL int64_t aotc__lp_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+AOTC_INTERNAL size_t aotc__lp_up64(size_t x) { return (x + 63u) & ~(size_t)63u; }
+
+/* Bytes of packed A and of packed B for groups of G. */
+AOTC_INTERNAL size_t aotc__lp_a_bytes(int64_t M, int64_t K, int64_t G) {
+  return aotc__lp_up64((size_t)aotc__lp_up(M, AOTC_LP_MR) * (size_t)((K + G - 1) / G) * 4u);
+}
+AOTC_INTERNAL size_t aotc__lp_b_bytes(int64_t N, int64_t K, int64_t G) {
+  return aotc__lp_up64((size_t)aotc__lp_up(N, AOTC_LP_NR) * (size_t)((K + G - 1) / G) * 4u);
+}
+
+/* The work of one range of column panels (the pool's job). */
+typedef struct {
+  int64_t parts, M, N, K, a_rs, a_cs, b_rs, b_cs, ldc;
+  const void* A;
+  const void* B;
+  void* C;
+  const unsigned char* pa; /* packed A */
+  unsigned char* pb;       /* packed B: panel p at p * panel_bytes */
+} aotc__lp_job;
+
+AOTC_INTERNAL void aotc__lp_panels(const aotc__lp_job* j, int64_t part, int64_t* lo, int64_t* hi) {
+  int64_t np = (j->N + AOTC_LP_NR - 1) / AOTC_LP_NR;
+  *lo = part * np / j->parts;
+  *hi = (part + 1) * np / j->parts;
+}
+
+/* ======================================================================== bf16 */
+#if defined(AOTC_HAVE_AVX512BF16)
+
+/* Pack G=2: lane = lo | hi << 16 (the even K index in the low half). */
+AOTC_INTERNAL uint32_t aotc__lp_pair(const uint16_t* p, int64_t k, int64_t K, int64_t stride) {
+  uint32_t lo = p[k * stride];
+  uint32_t hi = k + 1 < K ? p[(k + 1) * stride] : 0u;
+  return lo | hi << 16;
+}
+
+AOTC_INTERNAL void aotc__lp_bpack_a(int64_t M, int64_t K, const uint16_t* A, int64_t a_rs, int64_t a_cs,
+                                    uint32_t* pa) {
+  int64_t kg = (K + 1) / 2;
+  for (int64_t t = 0; t < M; t += AOTC_LP_MR)
+    for (int64_t g = 0; g < kg; ++g)
+      for (int64_t r = 0; r < AOTC_LP_MR; ++r)
+        *pa++ = t + r < M ? aotc__lp_pair(A + (t + r) * a_rs, 2 * g, K, a_cs) : 0u;
+}
+
+AOTC_INTERNAL void aotc__lp_bpack_b(int64_t n0, int64_t N, int64_t K, const uint16_t* B, int64_t b_rs,
+                                    int64_t b_cs, uint32_t* pb) {
+  int64_t kg = (K + 1) / 2;
+  for (int64_t g = 0; g < kg; ++g)
+    for (int64_t c = 0; c < AOTC_LP_NR; ++c)
+      *pb++ = n0 + c < N ? aotc__lp_pair(B + (n0 + c) * b_cs, 2 * g, K, b_rs) : 0u;
+}
+
+#define AOTC__LPB_DECL(i, P) __m512 c##i##_0, c##i##_1;
+#define AOTC__LPB_INIT(i, P)                              \
+  if (first) {                                            \
+    c##i##_0 = _mm512_setzero_ps();                       \
+    c##i##_1 = _mm512_setzero_ps();                       \
+  } else {                                                \
+    c##i##_0 = _mm512_loadu_ps(c + i * ldc);              \
+    c##i##_1 = _mm512_loadu_ps(c + i * ldc + 16);         \
+  }
+#define AOTC__LPB_DOT(i, P)                                                   \
+  {                                                                           \
+    __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i]);                     \
+    c##i##_0 = _mm512_dpbf16_ps(c##i##_0, ai, b0);                            \
+    c##i##_1 = _mm512_dpbf16_ps(c##i##_1, ai, b1);                            \
+  }
+#define AOTC__LPB_STORE(i, P)                      \
+  _mm512_storeu_ps(c + i * ldc, c##i##_0);         \
+  _mm512_storeu_ps(c + i * ldc + 16, c##i##_1);
+
+/* c (MR x NR, row stride ldc) = (first ? 0 : c) + the kg groups of a and b. */
+AOTC_INTERNAL void aotc__lp_bkernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    float* AOTC_RESTRICT c, int64_t ldc, int first) {
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_DECL, 0)
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_INIT, 0)
+  for (int64_t g = 0; g < kg; ++g) {
+    __m512bh b0 = (__m512bh)_mm512_load_si512((const void*)b);
+    __m512bh b1 = (__m512bh)_mm512_load_si512((const void*)(b + 16));
+    AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_DOT, 0)
+    a += AOTC_LP_MR;
+    b += AOTC_LP_NR;
+  }
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_STORE, 0)
+}
+
+AOTC_INTERNAL void aotc__lp_bgemm_range(void* ctx, int64_t begin, int64_t end) {
+  const aotc__lp_job* j = (const aotc__lp_job*)ctx;
+  int64_t kg = (j->K + 1) / 2;
+  size_t panel = (size_t)kg * AOTC_LP_NR;
+  float* C = (float*)j->C;
+  for (int64_t part = begin; part < end; ++part) {
+    int64_t lo, hi;
+    aotc__lp_panels(j, part, &lo, &hi);
+    for (int64_t p = lo; p < hi; ++p) {
+      uint32_t* pb = (uint32_t*)(void*)j->pb + (size_t)p * panel;
+      int64_t n0 = p * AOTC_LP_NR, nc = j->N - n0 < AOTC_LP_NR ? j->N - n0 : AOTC_LP_NR;
+      aotc__lp_bpack_b(n0, j->N, j->K, (const uint16_t*)j->B, j->b_rs, j->b_cs, pb);
+      for (int64_t g0 = 0; g0 < kg; g0 += AOTC_LP_KC) {
+        int64_t gc = kg - g0 < AOTC_LP_KC ? kg - g0 : AOTC_LP_KC;
+        for (int64_t t = 0; t < j->M; t += AOTC_LP_MR) {
+          const uint32_t* pa = (const uint32_t*)(const void*)j->pa + (size_t)t * (size_t)kg + (size_t)g0 * AOTC_LP_MR;
+          float* c = C + t * j->ldc + n0;
+          int64_t mr = j->M - t < AOTC_LP_MR ? j->M - t : AOTC_LP_MR;
+          if (mr == AOTC_LP_MR && nc == AOTC_LP_NR) {
+            aotc__lp_bkernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, c, j->ldc, g0 == 0);
+            continue;
+          }
+          float tile[AOTC_LP_MR * AOTC_LP_NR];
+          if (g0 > 0)
+            for (int64_t r = 0; r < mr; ++r) memcpy(tile + r * AOTC_LP_NR, c + r * j->ldc, (size_t)nc * sizeof(float));
+          aotc__lp_bkernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, tile, AOTC_LP_NR, g0 == 0);
+          for (int64_t r = 0; r < mr; ++r) memcpy(c + r * j->ldc, tile + r * AOTC_LP_NR, (size_t)nc * sizeof(float));
+        }
+      }
+    }
+  }
+}
+#endif /* AOTC_HAVE_AVX512BF16 */
+
+AOTC_RT_API size_t aotc_lp_bgemm_scratch_need(int64_t M, int64_t N, int64_t K, int64_t parts,
+                                              size_t part_scratch) {
+  size_t packed = aotc__lp_a_bytes(M, K, 2) + aotc__lp_b_bytes(N, K, 2);
+  size_t wide = aotc__lp_up64((size_t)M * (size_t)K * 4u) + aotc__lp_up64((size_t)K * (size_t)N * 4u) +
+                (size_t)(parts > 1 ? parts : 1) * part_scratch;
+  return packed > wide ? packed : wide;
+}
+
+AOTC_RT_API void aotc_lp_bgemm(aotc_lp_parallel_for parallel_for, void* user, int threads, int64_t parts,
+                               size_t part_scratch, int64_t M, int64_t N, int64_t K, const uint16_t* A,
+                               int64_t a_rs, int64_t a_cs, const uint16_t* B, int64_t b_rs, int64_t b_cs,
+                               float* C, int64_t ldc, void* scratch) {
+  if (M <= 0 || N <= 0) return;
+#if defined(AOTC_HAVE_AVX512BF16)
+  (void)threads;
+  (void)part_scratch;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; ++i) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
+    return;
+  }
+  aotc__lp_job j;
+  j.parts = parts > 1 ? parts : 1;
+  j.M = M; j.N = N; j.K = K; j.a_rs = a_rs; j.a_cs = a_cs; j.b_rs = b_rs; j.b_cs = b_cs; j.ldc = ldc;
+  j.A = A; j.B = B; j.C = C;
+  j.pa = (const unsigned char*)scratch;
+  j.pb = (unsigned char*)scratch + aotc__lp_a_bytes(M, K, 2);
+  aotc__lp_bpack_a(M, K, A, a_rs, a_cs, (uint32_t*)scratch);
+  if (parallel_for && j.parts > 1)
+    parallel_for(user, j.parts, aotc__lp_bgemm_range, &j);
+  else
+    aotc__lp_bgemm_range(&j, 0, j.parts);
+#else
+  /* widened to dense row-major f32 copies: aotc_sgemm sums in the same order
+   * whatever the strides */
+  float* wa = (float*)scratch;
+  float* wb = (float*)(void*)((unsigned char*)scratch + aotc__lp_up64((size_t)M * (size_t)K * 4u));
+  unsigned char* gs = (unsigned char*)wb + aotc__lp_up64((size_t)K * (size_t)N * 4u);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) wa[i * K + k] = aotc_bf16_to_f32(A[i * a_rs + k * a_cs]);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) wb[k * N + n] = aotc_bf16_to_f32(B[k * b_rs + n * b_cs]);
+  aotc_sgemm_threads(parallel_for, user, threads, parts, part_scratch, M, N, K, wa, K, 1, wb, N, 1, C, ldc, gs);
+#endif
+}
+
+/* ========================================================================== s8 */
+/* Pack G=4 along K: byte i of a lane is K index 4g + i; `flip` adds 128 (a u8). */
+AOTC_INTERNAL uint32_t aotc__lp_quad(const int8_t* p, int64_t k, int64_t K, int64_t stride, uint32_t flip) {
+  uint32_t v = 0;
+  for (int64_t i = 0; i < 4; ++i) {
+    uint32_t byte = k + i < K ? ((uint32_t)(uint8_t)p[(k + i) * stride] ^ flip) : 0u;
+    v |= byte << (8 * i);
+  }
+  return v;
+}
+
+#if defined(AOTC_HAVE_AVX512VNNI)
+#define AOTC__LP_FLIP 0x80u
+#else
+#define AOTC__LP_FLIP 0u
+#endif
+
+AOTC_INTERNAL void aotc__lp_ipack_a(int64_t M, int64_t K, const int8_t* A, int64_t a_rs, int64_t a_cs,
+                                    uint32_t* pa) {
+  int64_t kg = (K + 3) / 4;
+  for (int64_t t = 0; t < M; t += AOTC_LP_MR)
+    for (int64_t g = 0; g < kg; ++g)
+      for (int64_t r = 0; r < AOTC_LP_MR; ++r)
+        *pa++ = t + r < M ? aotc__lp_quad(A + (t + r) * a_rs, 4 * g, K, a_cs, AOTC__LP_FLIP) : 0u;
+}
+
+/* Packs a panel of B, then NR words after it: -128 times each column's sum
+ * modulo 2^32 (the correction of the +128 on A), or zeros without VNNI. */
+AOTC_INTERNAL void aotc__lp_ipack_b(int64_t n0, int64_t N, int64_t K, const int8_t* B, int64_t b_rs,
+                                    int64_t b_cs, uint32_t* pb) {
+  int64_t kg = (K + 3) / 4;
+  uint32_t* corr = pb + (size_t)kg * AOTC_LP_NR;
+  for (int64_t c = 0; c < AOTC_LP_NR; ++c) corr[c] = 0u;
+  for (int64_t g = 0; g < kg; ++g)
+    for (int64_t c = 0; c < AOTC_LP_NR; ++c) {
+      uint32_t q = n0 + c < N ? aotc__lp_quad(B + (n0 + c) * b_cs, 4 * g, K, b_rs, 0u) : 0u;
+      *pb++ = q;
+      if (AOTC__LP_FLIP)
+        for (int i = 0; i < 4; ++i) corr[c] -= (uint32_t)(int32_t)(int8_t)(uint8_t)(q >> (8 * i)) << 7;
+    }
+}
+
+#if defined(AOTC_HAVE_AVX512VNNI)
+#define AOTC__LPI_DECL(i, P) __m512i c##i##_0, c##i##_1;
+#define AOTC__LPI_INIT(i, P)                                                \
+  if (init) {                                                               \
+    c##i##_0 = _mm512_load_si512((const void*)init);                        \
+    c##i##_1 = _mm512_load_si512((const void*)(init + 16));                 \
+  } else {                                                                  \
+    c##i##_0 = _mm512_loadu_si512((const void*)(c + i * ldc));              \
+    c##i##_1 = _mm512_loadu_si512((const void*)(c + i * ldc + 16));         \
+  }
+#define AOTC__LPI_DOT(i, P)                                     \
+  {                                                             \
+    __m512i ai = _mm512_set1_epi32((int)a[i]);                  \
+    c##i##_0 = _mm512_dpbusd_epi32(c##i##_0, ai, b0);           \
+    c##i##_1 = _mm512_dpbusd_epi32(c##i##_1, ai, b1);           \
+  }
+#define AOTC__LPI_STORE(i, P)                                     \
+  _mm512_storeu_si512((void*)(c + i * ldc), c##i##_0);            \
+  _mm512_storeu_si512((void*)(c + i * ldc + 16), c##i##_1);
+
+/* c (MR x NR) = (init ? init per column : c) + the kg groups of a and b, mod 2^32. */
+AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_DECL, 0)
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_INIT, 0)
+  for (int64_t g = 0; g < kg; ++g) {
+    __m512i b0 = _mm512_load_si512((const void*)b);
+    __m512i b1 = _mm512_load_si512((const void*)(b + 16));
+    AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_DOT, 0)
+    a += AOTC_LP_MR;
+    b += AOTC_LP_NR;
+  }
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_STORE, 0)
+}
+#elif defined(AOTC_HAVE_NEON_DOTPROD)
+/* sdot: each s32 lane adds the 4 products of its s8 quads (no offset). */
+AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
+  for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
+    int32x4_t acc[AOTC_LP_NR / 4];
+    for (int v = 0; v < AOTC_LP_NR / 4; ++v)
+      acc[v] = init ? vreinterpretq_s32_u32(vld1q_u32(init + 4 * v)) : vld1q_s32(c + r * ldc + 4 * v);
+    for (int64_t g = 0; g < kg; ++g) {
+      int8x16_t ar = vreinterpretq_s8_u32(vdupq_n_u32(a[g * AOTC_LP_MR + r]));
+      for (int v = 0; v < AOTC_LP_NR / 4; ++v)
+        acc[v] = vdotq_s32(acc[v], ar, vreinterpretq_s8_u32(vld1q_u32(b + g * AOTC_LP_NR + 4 * v)));
+    }
+    for (int v = 0; v < AOTC_LP_NR / 4; ++v) vst1q_s32(c + r * ldc + 4 * v, acc[v]);
+  }
+}
+#else
+/* Portable: unsigned sums (wrapping, no undefined overflow). */
+AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
+  for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
+    uint32_t acc[AOTC_LP_NR];
+    for (int64_t n = 0; n < AOTC_LP_NR; ++n) {
+      if (init) {
+        acc[n] = init[n];
+      } else {
+        memcpy(&acc[n], c + r * ldc + n, sizeof(uint32_t));
+      }
+    }
+    for (int64_t g = 0; g < kg; ++g) {
+      uint32_t aq = a[g * AOTC_LP_MR + r];
+      for (int i = 0; i < 4; ++i) {
+        int32_t av = (int8_t)(uint8_t)(aq >> (8 * i));
+        const uint32_t* bg = b + g * AOTC_LP_NR;
+        for (int64_t n = 0; n < AOTC_LP_NR; ++n)
+          acc[n] += (uint32_t)(av * (int32_t)(int8_t)(uint8_t)(bg[n] >> (8 * i)));
+      }
+    }
+    memcpy(c + r * ldc, acc, sizeof acc);
+  }
+}
+#endif
+
+AOTC_INTERNAL void aotc__lp_igemm_range(void* ctx, int64_t begin, int64_t end) {
+  const aotc__lp_job* j = (const aotc__lp_job*)ctx;
+  int64_t kg = (j->K + 3) / 4;
+  size_t panel = (size_t)(kg + 1) * AOTC_LP_NR; /* the groups, then the correction */
+  int32_t* C = (int32_t*)j->C;
+  for (int64_t part = begin; part < end; ++part) {
+    int64_t lo, hi;
+    aotc__lp_panels(j, part, &lo, &hi);
+    for (int64_t p = lo; p < hi; ++p) {
+      uint32_t* pb = (uint32_t*)(void*)j->pb + (size_t)p * panel;
+      const uint32_t* corr = pb + (size_t)kg * AOTC_LP_NR;
+      int64_t n0 = p * AOTC_LP_NR, nc = j->N - n0 < AOTC_LP_NR ? j->N - n0 : AOTC_LP_NR;
+      aotc__lp_ipack_b(n0, j->N, j->K, (const int8_t*)j->B, j->b_rs, j->b_cs, pb);
+      for (int64_t g0 = 0; g0 < kg; g0 += AOTC_LP_KC) {
+        int64_t gc = kg - g0 < AOTC_LP_KC ? kg - g0 : AOTC_LP_KC;
+        const uint32_t* init = g0 == 0 ? corr : NULL;
+        for (int64_t t = 0; t < j->M; t += AOTC_LP_MR) {
+          const uint32_t* pa = (const uint32_t*)(const void*)j->pa + (size_t)t * (size_t)kg + (size_t)g0 * AOTC_LP_MR;
+          int32_t* c = C + t * j->ldc + n0;
+          int64_t mr = j->M - t < AOTC_LP_MR ? j->M - t : AOTC_LP_MR;
+          if (mr == AOTC_LP_MR && nc == AOTC_LP_NR) {
+            aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, c, j->ldc, init);
+            continue;
+          }
+          int32_t tile[AOTC_LP_MR * AOTC_LP_NR];
+          if (!init)
+            for (int64_t r = 0; r < mr; ++r) memcpy(tile + r * AOTC_LP_NR, c + r * j->ldc, (size_t)nc * sizeof(int32_t));
+          aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, tile, AOTC_LP_NR, init);
+          for (int64_t r = 0; r < mr; ++r) memcpy(c + r * j->ldc, tile + r * AOTC_LP_NR, (size_t)nc * sizeof(int32_t));
+        }
+      }
+    }
+  }
+}
+
+AOTC_RT_API size_t aotc_lp_igemm_scratch_need(int64_t M, int64_t N, int64_t K) {
+  /* packed B: each panel also carries its NR correction words (one more group) */
+  return aotc__lp_a_bytes(M, K, 4) + aotc__lp_b_bytes(N, K + 4, 4);
+}
+
+AOTC_RT_API void aotc_lp_igemm(aotc_lp_parallel_for parallel_for, void* user, int threads, int64_t parts,
+                               size_t part_scratch, int64_t M, int64_t N, int64_t K, const int8_t* A,
+                               int64_t a_rs, int64_t a_cs, const int8_t* B, int64_t b_rs, int64_t b_cs,
+                               int32_t* C, int64_t ldc, void* scratch) {
+  (void)threads;
+  (void)part_scratch;
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; ++i) memset(C + i * ldc, 0, (size_t)N * sizeof(int32_t));
+    return;
+  }
+  aotc__lp_job j;
+  j.parts = parts > 1 ? parts : 1;
+  j.M = M; j.N = N; j.K = K; j.a_rs = a_rs; j.a_cs = a_cs; j.b_rs = b_rs; j.b_cs = b_cs; j.ldc = ldc;
+  j.A = A; j.B = B; j.C = C;
+  j.pa = (const unsigned char*)scratch;
+  j.pb = (unsigned char*)scratch + aotc__lp_a_bytes(M, K, 4);
+  aotc__lp_ipack_a(M, K, A, a_rs, a_cs, (uint32_t*)scratch);
+  if (parallel_for && j.parts > 1)
+    parallel_for(user, j.parts, aotc__lp_igemm_range, &j);
+  else
+    aotc__lp_igemm_range(&j, 0, j.parts);
+}
