@@ -1,0 +1,137 @@
+"""Dots on the reduced-precision GEMMs (aotc_lowp.c): bf16 x bf16 -> bf16 / f32 (f32
+accumulation, one rounding) and s8 x s8 -> s32 (wrapping sums), at odd and batched sizes,
+transposed operands, subnormal bf16 inputs and an s32 sum that wraps. Each case runs on
+the portable path (the default build: no -march) and, in `test_native`, with this
+machine's ISA (vdpbf16ps / vpdpbusd where it has them) under gcc and clang, -O0 and -O3.
+
+s32 results are compared exactly. bf16 results within one bf16 ulp of XLA's, plus F32_TOL
+of the largest magnitude for results that cancel to near 0 (XLA:CPU's f32 GEMM sums in
+its own order); over 99% of them are bit-equal to XLA's (`test_native` asserts 99%;
+measured 99.99% on 255x513x129). f32 results within F32_TOL of the largest magnitude.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tests.ops.conftest import assert_matches, load_case, run_hlo_text
+
+F32_TOL = 2e-5
+BF16_ULP = 2.0 ** -7  # spacing of bf16 values in [1, 2)
+BF16 = ml_dtypes.bfloat16
+
+
+def _dot(name: str, lhs: str, rhs: str, out: str, dnums: str) -> str:
+    return (f"HloModule {name}\nENTRY main {{\n  a = {lhs} parameter(0)\n  b = {rhs} parameter(1)\n"
+            f"  ROOT d = {out} dot(a, b), {dnums}\n}}\n")
+
+
+def _bf(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32).astype(BF16)
+
+
+def _s8(shape, seed):
+    return np.random.default_rng(seed).integers(-128, 128, shape, dtype=np.int8)
+
+
+def _subnormal_bf16(shape, seed):
+    """Normal values with a third of them bf16 subnormals (exponent field 0), and the
+    other operand of the case large enough that their products would be normal."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    bits = x.astype(BF16).view(np.uint16).copy()
+    sub = rng.random(shape) < 1 / 3
+    bits[sub] = (bits[sub] & 0x8000) | rng.integers(1, 0x80, int(sub.sum()), dtype=np.uint16)
+    return bits.view(BF16)
+
+
+MM = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+
+# name -> (HLO text, inputs in parameter order, rtol); rtol None: bf16 result, <= 1 ulp
+CASES = {
+    "lowp_bf16_odd": (_dot("lowp_bf16_odd", "bf16[255,129]", "bf16[129,513]", "bf16[255,513]", MM),
+                      [_bf((255, 129), 1), _bf((129, 513), 2)], None),
+    "lowp_bf16_256": (_dot("lowp_bf16_256", "bf16[256,256]", "bf16[256,256]", "bf16[256,256]", MM),
+                      [_bf((256, 256), 3), _bf((256, 256), 4)], None),
+    # jnp.dot(a, b, preferred_element_type=jnp.float32)
+    "lowp_bf16_f32_odd": (_dot("lowp_bf16_f32_odd", "bf16[255,129]", "bf16[129,513]", "f32[255,513]", MM),
+                          [_bf((255, 129), 5), _bf((129, 513), 6)], F32_TOL),
+    # batched, the rhs read transposed (contracting its last dimension), K odd and > one block
+    "lowp_bf16_batched_t": (_dot("lowp_bf16_batched_t", "bf16[3,64,601]", "bf16[3,96,601]", "f32[3,64,96]",
+                                 "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                                 "rhs_contracting_dims={2}"),
+                            [_bf((3, 64, 601), 7), _bf((3, 96, 601), 8)], F32_TOL),
+    # subnormal inputs times 2^100: XLA:CPU flushes them (DAZ), and so does vdpbf16ps
+    "lowp_bf16_subnormal": (_dot("lowp_bf16_subnormal", "bf16[48,64]", "bf16[64,40]", "f32[48,40]", MM),
+                            [_subnormal_bf16((48, 64), 9), (_bf((64, 40), 10).astype(np.float32) * 2.0 ** 100)
+                             .astype(BF16)], F32_TOL),
+    "lowp_s8_odd": (_dot("lowp_s8_odd", "s8[255,129]", "s8[129,513]", "s32[255,513]", MM),
+                    [_s8((255, 129), 11), _s8((129, 513), 12)], 0.0),
+    "lowp_s8_batched_t": (_dot("lowp_s8_batched_t", "s8[3,64,203]", "s8[3,96,203]", "s32[3,64,96]",
+                               "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+                               "rhs_contracting_dims={2}"),
+                          [_s8((3, 64, 203), 13), _s8((3, 96, 203), 14)], 0.0),
+    # -128 * -128 * 140000 = 2293760000 > 2^31 - 1: the s32 sum wraps, as XLA's does
+    "lowp_s8_wraps": (_dot("lowp_s8_wraps", "s8[2,140000]", "s8[140000,3]", "s32[2,3]", MM),
+                      [np.full((2, 140000), -128, np.int8), np.full((140000, 3), -128, np.int8)], 0.0),
+}
+
+# every case runs on aotc_lp_[bi]gemm: its (loops, m, n, k)
+PLANS = {"lowp_bf16_odd": ((), 255, 513, 129), "lowp_bf16_256": ((), 256, 256, 256),
+         "lowp_bf16_f32_odd": ((), 255, 513, 129), "lowp_bf16_batched_t": ((3,), 64, 96, 601),
+         "lowp_bf16_subnormal": ((), 48, 40, 64), "lowp_s8_odd": ((), 255, 513, 129),
+         "lowp_s8_batched_t": ((3,), 64, 96, 203), "lowp_s8_wraps": ((), 2, 3, 140000)}
+
+
+def _check(name: str, got: list[np.ndarray], rtol: float | None) -> float:
+    """Compares with XLA's outputs; returns the fraction of bf16 elements bit-equal to XLA's."""
+    _, (want,) = load_case(name)
+    (g,) = got
+    if rtol is not None:
+        assert_matches(g, want, rtol, name)
+        return 1.0
+    w = np.asarray(want).view(BF16) if np.asarray(want).dtype == np.uint16 else np.asarray(want)
+    gf, wf = g.astype(np.float32), w.astype(np.float32)
+    # one bf16 ulp of the value (of the larger of the two, at a binade edge), plus what
+    # f32 sums in two orders may differ by (a result near 0 after cancellation)
+    ulp = np.maximum(np.abs(gf), np.abs(wf)) * BF16_ULP + F32_TOL * float(np.abs(wf).max())
+    assert np.all(np.abs(gf - wf) <= ulp), f"{name}: more than one bf16 ulp from XLA"
+    return float(np.mean(g.view(np.uint16) == w.view(np.uint16)))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_portable(name, workdir):
+    text, _, rtol = CASES[name]
+    inputs, _ = load_case(name)
+    _check(name, run_hlo_text(text, inputs, workdir, name), rtol)
+
+
+@pytest.mark.parametrize("cc,opt", [("gcc", "-O3"), ("clang", "-O0"), ("clang", "-O3"), ("gcc", "-O0")])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_native(name, cc, opt, workdir):
+    """This machine's ISA; bf16 results agree bit for bit with XLA's in >= 99% of elements."""
+    text, _, rtol = CASES[name]
+    inputs, _ = load_case(name)
+    # clang's UBSan runtime is not in the Python process: undefined behaviour traps instead
+    trap = ("-fsanitize-trap=undefined",) if cc == "clang" else ()
+    got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}{opt[1:]}", cc=cc, cflags=("-march=native", opt) + trap)
+    assert _check(name, got, rtol) >= 0.99
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_plan(name):
+    from aotc.frontend.hlo_parser import parse_hlo
+    from aotc.ops.dot import gemm_plan
+    from aotc.ops.dot_lowp import lowp_kind
+
+    mod = parse_hlo(CASES[name][0])
+    (entry,) = (c for c in mod.computations if c.name == mod.entry)
+    by_name = {i.name: i for i in entry.instructions}
+    dot = by_name["d"]
+    lhs, rhs = (by_name[o].array_shape for o in dot.operands)
+    assert lowp_kind(dot, lhs, rhs) is not None
+    p = gemm_plan(dot, lhs, rhs)
+    assert (tuple(s for s, *_ in p.loops), p.m, p.n, p.k) == PLANS[name]
