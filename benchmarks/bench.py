@@ -17,6 +17,9 @@ Workloads (HLO exported with JAX and committed beside this script):
     fft1024       jnp.fft.fft of c64[256,1024]: 256 transforms of 1024 points
     fft1000       jnp.fft.fft of c64[256,1000]: a length with factors 2 and 5 only, not a power of two
     fft2d256      jnp.fft.fft2 of c64[256,256]
+    matmul1024_bf16  bf16[1024,1024] x bf16[1024,1024] -> bf16 (f32 accumulation)
+    matmul1024_f16   f16[1024,1024] x f16[1024,1024] -> f16
+    matmul1024_s8    s8[1024,1024] x s8[1024,1024] -> s32 (preferred_element_type int32)
 
 Columns: XLA:CPU (tests/oracle/xla.py timing in a child process with
 PJRT_NPROC=1), numpy (a child process with OPENBLAS_NUM_THREADS=1; the chain as
@@ -94,6 +97,13 @@ WORKLOADS = {
                 "iters": 50},
     "fft2d256": {"feeds": [("x", (256, 256))], "fetch": "y", "type": "c64", "what": "fft2 c64[256,256]",
                  "iters": 50, "flops": 5 * 256 * 256 * 16},
+    # reduced-precision dots ("type" of both feeds)
+    "matmul1024_bf16": {"feeds": [("a", (1024, 1024)), ("b", (1024, 1024))], "fetch": "c", "type": "bf16",
+                        "what": "bf16 matmul 1024x1024x1024", "iters": 10, "flops": 2 * 1024 ** 3, "lo": -1.0},
+    "matmul1024_f16": {"feeds": [("a", (1024, 1024)), ("b", (1024, 1024))], "fetch": "c", "type": "f16",
+                       "what": "f16 matmul 1024x1024x1024", "iters": 10, "flops": 2 * 1024 ** 3, "lo": -1.0},
+    "matmul1024_s8": {"feeds": [("a", (1024, 1024)), ("b", (1024, 1024))], "fetch": "c", "type": "s8",
+                      "what": "s8 x s8 -> s32 matmul 1024x1024x1024", "iters": 10, "flops": 2 * 1024 ** 3},
 }
 
 
@@ -114,10 +124,21 @@ def make_inputs(name: str) -> dict[str, np.ndarray]:
     if spec(name).get("type") == "c64":
         return {n: (rng.uniform(lo, -lo, size=s) + 1j * rng.uniform(lo, -lo, size=s)).astype(np.complex64)
                 for n, s in spec(name)["feeds"]}
-    out = {n: rng.uniform(lo, -lo, size=s).astype(np.float32) for n, s in spec(name)["feeds"]}
+    if spec(name).get("type") == "s8":
+        return {n: rng.integers(-128, 128, size=s, dtype=np.int8) for n, s in spec(name)["feeds"]}
+    dtype = _np_dtype(spec(name).get("type", "f32"))
+    out = {n: rng.uniform(lo, -lo, size=s).astype(np.float32).astype(dtype) for n, s in spec(name)["feeds"]}
     if "var" in out:
         out["var"] = np.abs(out["var"]) + np.float32(0.1)
     return out
+
+
+def _np_dtype(name: str):
+    """The numpy type of a feed type name (bf16 through ml_dtypes, which JAX installs)."""
+    if name == "bf16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return {"f32": np.float32, "f16": np.float16, "s8": np.int8, "c64": np.complex64}[name]
 
 
 # ------------------------------------------------------------------ export
@@ -160,7 +181,9 @@ def _models():
             "sum16m": lambda x: jnp.sum(x), "chain1m": chain10,
             "softmax": lambda x: jax.nn.softmax(x, axis=-1), "layernorm": layernorm,
             "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv,
-            "fft1024": jnp.fft.fft, "fft1000": jnp.fft.fft, "fft2d256": jnp.fft.fft2}
+            "fft1024": jnp.fft.fft, "fft1000": jnp.fft.fft, "fft2d256": jnp.fft.fft2,
+            "matmul1024_bf16": lambda a, b: a @ b, "matmul1024_f16": lambda a, b: a @ b,
+            "matmul1024_s8": lambda a, b: jnp.dot(a, b, preferred_element_type=jnp.int32)}
 
 
 def export(only=None) -> None:
@@ -171,7 +194,7 @@ def export(only=None) -> None:
         if only and name not in only:
             continue
         w = WORKLOADS[name]
-        dtype = np.complex64 if w.get("type") == "c64" else np.float32
+        dtype = _np_dtype(w.get("type", "f32"))
         args = [np.zeros(s, dtype) for _, s in w["feeds"]]
         text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
         hlo, cfg = paths(name)
