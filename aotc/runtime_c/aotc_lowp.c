@@ -92,7 +92,7 @@ AOTC_INTERNAL void aotc__lp_bpack_b(int64_t n0, int64_t N, int64_t K, const uint
   _mm512_storeu_ps(c + i * ldc + 16, c##i##_1);
 
 /* c (MR x NR, row stride ldc) = (first ? 0 : c) + the kg groups of a and b. */
-AOTC_INTERNAL void aotc__lp_bkernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+AOTC_INTERNAL AOTC_NOIPA void aotc__lp_bkernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
                                     float* AOTC_RESTRICT c, int64_t ldc, int first) {
   AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_DECL, 0)
   AOTC__REPN(AOTC_LP_MR)(AOTC__LPB_INIT, 0)
@@ -227,16 +227,15 @@ AOTC_INTERNAL void aotc__lp_ipack_b(int64_t n0, int64_t N, int64_t K, const int8
     }
 }
 
+/* kernel(kg, a, b, c, ldc): c (MR x NR, row stride ldc) += the kg groups of a and
+ * b, modulo 2^32.  The first K block finds the column corrections in c (the
+ * caller writes them there), later ones the sums so far.  AOTC_NOIPA: what gcc
+ * (12) propagates into the AVX-512 kernels from their callers makes it spill a
+ * third of the 24 accumulators on every iteration. */
 #if defined(AOTC_HAVE_AVX512VNNI)
-#define AOTC__LPI_DECL(i, P) __m512i c##i##_0, c##i##_1;
-#define AOTC__LPI_INIT(i, P)                                                \
-  if (init) {                                                               \
-    c##i##_0 = _mm512_load_si512((const void*)init);                        \
-    c##i##_1 = _mm512_load_si512((const void*)(init + 16));                 \
-  } else {                                                                  \
-    c##i##_0 = _mm512_loadu_si512((const void*)(c + i * ldc));              \
-    c##i##_1 = _mm512_loadu_si512((const void*)(c + i * ldc + 16));         \
-  }
+#define AOTC__LPI_LOAD(i, P)                                                         \
+  __m512i c##i##_0 = _mm512_loadu_si512((const void*)(c + i * ldc));                 \
+  __m512i c##i##_1 = _mm512_loadu_si512((const void*)(c + i * ldc + 16));
 #define AOTC__LPI_DOT(i, P)                                     \
   {                                                             \
     __m512i ai = _mm512_set1_epi32((int)a[i]);                  \
@@ -246,12 +245,9 @@ AOTC_INTERNAL void aotc__lp_ipack_b(int64_t n0, int64_t N, int64_t K, const int8
 #define AOTC__LPI_STORE(i, P)                                     \
   _mm512_storeu_si512((void*)(c + i * ldc), c##i##_0);            \
   _mm512_storeu_si512((void*)(c + i * ldc + 16), c##i##_1);
-
-/* c (MR x NR) = (init ? init per column : c) + the kg groups of a and b, mod 2^32. */
-AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
-                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
-  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_DECL, 0)
-  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_INIT, 0)
+AOTC_INTERNAL AOTC_NOIPA void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc) {
+  AOTC__REPN(AOTC_LP_MR)(AOTC__LPI_LOAD, 0)
   for (int64_t g = 0; g < kg; ++g) {
     __m512i b0 = _mm512_load_si512((const void*)b);
     __m512i b1 = _mm512_load_si512((const void*)(b + 16));
@@ -263,12 +259,11 @@ AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a,
 }
 #elif defined(AOTC_HAVE_NEON_DOTPROD)
 /* sdot: each s32 lane adds the 4 products of its s8 quads (no offset). */
-AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
-                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
+AOTC_INTERNAL AOTC_NOIPA void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc) {
   for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
     int32x4_t acc[AOTC_LP_NR / 4];
-    for (int v = 0; v < AOTC_LP_NR / 4; ++v)
-      acc[v] = init ? vreinterpretq_s32_u32(vld1q_u32(init + 4 * v)) : vld1q_s32(c + r * ldc + 4 * v);
+    for (int v = 0; v < AOTC_LP_NR / 4; ++v) acc[v] = vld1q_s32(c + r * ldc + 4 * v);
     for (int64_t g = 0; g < kg; ++g) {
       int8x16_t ar = vreinterpretq_s8_u32(vdupq_n_u32(a[g * AOTC_LP_MR + r]));
       for (int v = 0; v < AOTC_LP_NR / 4; ++v)
@@ -279,17 +274,11 @@ AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a,
 }
 #else
 /* Portable: unsigned sums (wrapping, no undefined overflow). */
-AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
-                                    int32_t* AOTC_RESTRICT c, int64_t ldc, const uint32_t* init) {
+AOTC_INTERNAL AOTC_NOIPA void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+                                    int32_t* AOTC_RESTRICT c, int64_t ldc) {
   for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
     uint32_t acc[AOTC_LP_NR];
-    for (int64_t n = 0; n < AOTC_LP_NR; ++n) {
-      if (init) {
-        acc[n] = init[n];
-      } else {
-        memcpy(&acc[n], c + r * ldc + n, sizeof(uint32_t));
-      }
-    }
+    memcpy(acc, c + r * ldc, sizeof acc);
     for (int64_t g = 0; g < kg; ++g) {
       uint32_t aq = a[g * AOTC_LP_MR + r];
       for (int i = 0; i < 4; ++i) {
@@ -319,19 +308,24 @@ AOTC_INTERNAL void aotc__lp_igemm_range(void* ctx, int64_t begin, int64_t end) {
       aotc__lp_ipack_b(n0, j->N, j->K, (const int8_t*)j->B, j->b_rs, j->b_cs, pb);
       for (int64_t g0 = 0; g0 < kg; g0 += AOTC_LP_KC) {
         int64_t gc = kg - g0 < AOTC_LP_KC ? kg - g0 : AOTC_LP_KC;
-        const uint32_t* init = g0 == 0 ? corr : NULL;
         for (int64_t t = 0; t < j->M; t += AOTC_LP_MR) {
           const uint32_t* pa = (const uint32_t*)(const void*)j->pa + (size_t)t * (size_t)kg + (size_t)g0 * AOTC_LP_MR;
           int32_t* c = C + t * j->ldc + n0;
           int64_t mr = j->M - t < AOTC_LP_MR ? j->M - t : AOTC_LP_MR;
           if (mr == AOTC_LP_MR && nc == AOTC_LP_NR) {
-            aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, c, j->ldc, init);
+            if (g0 == 0)
+              for (int64_t r = 0; r < AOTC_LP_MR; ++r) memcpy(c + r * j->ldc, corr, AOTC_LP_NR * sizeof(int32_t));
+            aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, c, j->ldc);
             continue;
           }
           int32_t tile[AOTC_LP_MR * AOTC_LP_NR];
-          if (!init)
-            for (int64_t r = 0; r < mr; ++r) memcpy(tile + r * AOTC_LP_NR, c + r * j->ldc, (size_t)nc * sizeof(int32_t));
-          aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, tile, AOTC_LP_NR, init);
+          for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
+            if (g0 == 0 || r >= mr)
+              memcpy(tile + r * AOTC_LP_NR, corr, AOTC_LP_NR * sizeof(int32_t));
+            else
+              memcpy(tile + r * AOTC_LP_NR, c + r * j->ldc, (size_t)nc * sizeof(int32_t));
+          }
+          aotc__lp_ikernel(gc, pa, pb + (size_t)g0 * AOTC_LP_NR, tile, AOTC_LP_NR);
           for (int64_t r = 0; r < mr; ++r) memcpy(c + r * j->ldc, tile + r * AOTC_LP_NR, (size_t)nc * sizeof(int32_t));
         }
       }

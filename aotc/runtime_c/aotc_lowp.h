@@ -12,7 +12,13 @@
 #include "aotc_gemm.h"
 #endif
 
-#if defined(AOTC_HAVE_AVX512F) && defined(__AVX512BF16__)
+/* vdpbf16ps does 32 flops where an f32 FMA does 32 too, so it pays only where it
+ * issues as often as the FMA: Zen 4, not Sapphire Rapids and later Intel cores (the
+ * ones with AVX512_FP16), where it measured 3.6x slower per instruction than
+ * vfmadd231ps and a bf16 GEMM on it 1.7x slower than widening to f32 for
+ * aotc_sgemm.  Define AOTC_LP_DPBF16 to use it there all the same. */
+#if defined(AOTC_HAVE_AVX512F) && defined(__AVX512BF16__) && \
+    (!defined(__AVX512FP16__) || defined(AOTC_LP_DPBF16))
 #define AOTC_HAVE_AVX512BF16 1
 #endif
 #if defined(AOTC_HAVE_AVX512F) && defined(__AVX512VNNI__)

@@ -21,8 +21,10 @@ def _source(tmp_path):
 
 @pytest.mark.parametrize("cc,flags", [
     ("gcc", ["-O2", "-march=native"]), ("clang", ["-O3", "-march=native"]), ("gcc", ["-O0", "-march=native"]),
+    ("gcc", ["-O2", "-march=native", "-DAOTC_LP_DPBF16"]), ("clang", ["-O2", "-march=native", "-DAOTC_LP_DPBF16"]),
     ("gcc", ["-O2"]), ("clang", ["-O2", "-DAOTC_SIMD_SCALAR"]), ("gcc", ["-O2", "-march=x86-64-v3"]),
-    ("gcc", ["-O1", "-march=native", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])])
+    ("gcc", ["-O1", "-march=native", "-DAOTC_LP_DPBF16", "-fsanitize=address,undefined",
+             "-fno-sanitize-recover=all"])])
 def test_lowp_check(tmp_path, cc, flags):
     if not have_tool(cc):
         pytest.skip(f"needs {cc}")
