@@ -680,13 +680,19 @@ AOTC_INLINE float aotc_round_bf16(float f) {
   return aotc_bitcast_u32_f32((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
 }
 
+/* f16 -> f32 is exact; a signalling NaN comes out quiet, as vcvtph2ps gives it
+ * (XLA:CPU's convert on x86 with F16C), and f16 subnormals are never flushed.
+ * With F16C it is that instruction. */
+#if defined(AOTC_HAVE_F16C)
+AOTC_INLINE float aotc_f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+#else
 AOTC_INLINE float aotc_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t e = (h >> 10) & 0x1Fu;
   uint32_t m = h & 0x3FFu;
   uint32_t bits;
   if (e == 0x1Fu) {
-    bits = sign | 0x7F800000u | (m << 13);
+    bits = sign | 0x7F800000u | (m << 13) | (m ? 0x00400000u : 0u);
   } else if (e != 0) {
     bits = sign | ((e + 112u) << 23) | (m << 13);
   } else {
@@ -696,6 +702,7 @@ AOTC_INLINE float aotc_f16_to_f32(uint16_t h) {
   }
   return aotc_bitcast_u32_f32(bits);
 }
+#endif
 
 /* round an f32 to the nearest f16 value, kept in a float.  Branch-free so
  * loops of it vectorise:
@@ -706,6 +713,13 @@ AOTC_INLINE float aotc_f16_to_f32(uint16_t h) {
  *    zero, so FTZ/DAZ cannot change it (an f32-subnormal input rounds to 0
  *    either way);
  *  - NaN: made quiet, low 13 payload bits dropped (as f32 -> f16 -> f32). */
+#if defined(AOTC_HAVE_F16C)
+/* vcvtps2ph rounds to nearest even, gives f16 subnormals and quiets NaN
+ * keeping the high payload bits: the same as the portable code below (an f32
+ * subnormal input, which DAZ may flush, rounds to a zero of its sign anyway). */
+AOTC_INLINE float aotc_round_f16(float f) { return _cvtsh_ss(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT)); }
+AOTC_INLINE uint16_t aotc_f32_to_f16(float f) { return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+#else
 AOTC_INLINE float aotc_round_f16(float f) {
   const uint32_t u = aotc_bitcast_f32_u32(f);
   const uint32_t a = u & 0x7FFFFFFFu;
@@ -729,6 +743,7 @@ AOTC_INLINE uint16_t aotc_f32_to_f16(float f) {
   const uint32_t h = a >= 0x7F800000u ? special : a >= 0x38800000u ? normal : sub;
   return (uint16_t)(sign | h);
 }
+#endif
 
 AOTC_INLINE double aotc_bf16_to_f64(uint16_t h) { return (double)aotc_bf16_to_f32(h); }
 AOTC_INLINE double aotc_f16_to_f64(uint16_t h) { return (double)aotc_f16_to_f32(h); }

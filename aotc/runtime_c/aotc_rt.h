@@ -185,7 +185,12 @@ typedef struct {
 #endif
 #endif
 
-#if defined(AOTC_HAVE_AVX512F) || defined(AOTC_HAVE_AVX2)
+/* F16C: f16 <-> f32 conversions in one instruction (aotc_math.h) */
+#if !defined(AOTC_SIMD_SCALAR) && defined(__F16C__)
+#define AOTC_HAVE_F16C 1
+#endif
+
+#if defined(AOTC_HAVE_AVX512F) || defined(AOTC_HAVE_AVX2) || defined(AOTC_HAVE_F16C)
 #include <immintrin.h>
 #endif
 #if defined(AOTC_HAVE_NEON)
