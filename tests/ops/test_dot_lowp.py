@@ -1,6 +1,8 @@
 """Dots on the reduced-precision GEMMs (aotc_lowp.c): bf16 x bf16 -> bf16 / f32 (f32
 accumulation, one rounding) and s8 x s8 -> s32 (wrapping sums), at odd and batched sizes,
-transposed operands, subnormal bf16 inputs and an s32 sum that wraps. Each case runs on
+transposed operands, subnormal bf16 inputs and an s32 sum that wraps; and f16, whose
+conversions use F16C where the target has it: a dot (widened to the f32 GEMM), an
+elementwise chain (bit-exact) and every f16 value widened to f32 (bits compared). Each case runs on
 the portable path (the default build: no -march) and, in `test_native`, with this
 machine's ISA (vpdpbusd, and vdpbf16ps where aotc_lowp.h picks it or AOTC_LP_DPBF16
 asks for it) under gcc and clang, -O0 to -O3.
@@ -22,6 +24,7 @@ from tests.ops.conftest import assert_matches, load_case, run_hlo_text
 
 F32_TOL = 2e-5
 BF16_ULP = 2.0 ** -7  # spacing of bf16 values in [1, 2)
+F16_ULP = 2.0 ** -10
 BF16 = ml_dtypes.bfloat16
 
 
@@ -51,6 +54,34 @@ def _subnormal_bf16(shape, seed):
 
 MM = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
 
+_F16_CHAIN = """HloModule lowp_f16_chain
+ENTRY main {
+  a = f16[4099] parameter(0)
+  b = f16[4099] parameter(1)
+  m = f16[4099] multiply(a, b)
+  q = f16[4099] divide(a, b)
+  x = f16[4099] maximum(m, q)
+  s = f16[4099] add(x, a)
+  t = f16[4099] abs(s)
+  r = f16[4099] sqrt(t)
+  ROOT y = f16[4099] subtract(r, a)
+}
+"""
+# (no product feeds an add: XLA:CPU on an AVX512_FP16 machine fuses f16 a*b + c into one
+# f16 FMA, rounded once, which aotc's per-op rounding of f16 does not do yet)
+# every f16 NaN, infinity, subnormal and a sweep of normals, widened to f32 and read as bits
+_F16_CONVERT = """HloModule lowp_f16_convert
+ENTRY main {
+  a = f16[65536] parameter(0)
+  c = f32[65536] convert(a)
+  ROOT y = u32[65536] bitcast-convert(c)
+}
+"""
+
+
+def _f16(shape, seed, lo=-4.0, hi=4.0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float16)
+
 # name -> (HLO text, inputs in parameter order, rtol); rtol None: bf16 result, <= 1 ulp
 CASES = {
     "lowp_bf16_odd": (_dot("lowp_bf16_odd", "bf16[255,129]", "bf16[129,513]", "bf16[255,513]", MM),
@@ -69,6 +100,12 @@ CASES = {
     "lowp_bf16_subnormal": (_dot("lowp_bf16_subnormal", "bf16[48,64]", "bf16[64,40]", "f32[48,40]", MM),
                             [_subnormal_bf16((48, 64), 9), (_bf((64, 40), 10).astype(np.float32) * 2.0 ** 100)
                              .astype(BF16)], F32_TOL),
+    # f16: widened to f32 (F16C where the target has it), f32 sums, one rounding
+    "lowp_f16_dot": (_dot("lowp_f16_dot", "f16[130,200]", "f16[200,97]", "f16[130,97]", MM),
+                     [_f16((130, 200), 15, -1, 1), _f16((200, 97), 16, -1, 1)], None),
+    # elementwise f16: each op in f32, rounded to f16, bit-exact
+    "lowp_f16_chain": (_F16_CHAIN, [_f16(4099, 17), _f16(4099, 18, 0.01, 4)], 0.0),
+    "lowp_f16_convert": (_F16_CONVERT, [np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)], 0.0),
     "lowp_s8_odd": (_dot("lowp_s8_odd", "s8[255,129]", "s8[129,513]", "s32[255,513]", MM),
                     [_s8((255, 129), 11), _s8((129, 513), 12)], 0.0),
     "lowp_s8_batched_t": (_dot("lowp_s8_batched_t", "s8[3,64,203]", "s8[3,96,203]", "s32[3,64,96]",
@@ -85,6 +122,8 @@ PLANS = {"lowp_bf16_odd": ((), 255, 513, 129), "lowp_bf16_256": ((), 256, 256, 2
          "lowp_bf16_f32_odd": ((), 255, 513, 129), "lowp_bf16_batched_t": ((3,), 64, 96, 601),
          "lowp_bf16_subnormal": ((), 48, 40, 64), "lowp_s8_odd": ((), 255, 513, 129),
          "lowp_s8_batched_t": ((3,), 64, 96, 203), "lowp_s8_wraps": ((), 2, 3, 140000)}
+# f16 dots keep the widened f32 GEMM (no lowp kind)
+WIDENED = ("lowp_f16_dot",)
 
 
 def _check(name: str, got: list[np.ndarray], rtol: float | None) -> float:
@@ -94,13 +133,28 @@ def _check(name: str, got: list[np.ndarray], rtol: float | None) -> float:
     if rtol is not None:
         assert_matches(g, want, rtol, name)
         return 1.0
-    w = np.asarray(want).view(BF16) if np.asarray(want).dtype == np.uint16 else np.asarray(want)
+    w = np.asarray(want).view(g.dtype) if np.asarray(want).dtype == np.uint16 else np.asarray(want)
     gf, wf = g.astype(np.float32), w.astype(np.float32)
-    # one bf16 ulp of the value (of the larger of the two, at a binade edge), plus what
+    ulp_rel = BF16_ULP if g.dtype == BF16 else F16_ULP
+    # one bf16 (f16) ulp of the value (of the larger of the two, at a binade edge), plus what
     # f32 sums in two orders may differ by (a result near 0 after cancellation)
-    ulp = np.maximum(np.abs(gf), np.abs(wf)) * BF16_ULP + F32_TOL * float(np.abs(wf).max())
+    ulp = np.maximum(np.abs(gf), np.abs(wf)) * ulp_rel + F32_TOL * float(np.abs(wf).max())
     assert np.all(np.abs(gf - wf) <= ulp), f"{name}: more than one bf16 ulp from XLA"
     return float(np.mean(g.view(np.uint16) == w.view(np.uint16)))
+
+
+def test_f16_dot_is_widened():
+    from aotc.frontend.hlo_parser import parse_hlo
+    from aotc.ops.dot import gemm_plan, gemm_type
+    from aotc.ops.dot_lowp import lowp_kind
+
+    mod = parse_hlo(CASES["lowp_f16_dot"][0])
+    (entry,) = (c for c in mod.computations if c.name == mod.entry)
+    by_name = {i.name: i for i in entry.instructions}
+    dot = by_name["d"]
+    lhs, rhs = (by_name[o].array_shape for o in dot.operands)
+    assert lowp_kind(dot, lhs, rhs) is None and gemm_type(dot, lhs, rhs) == "f32"
+    assert gemm_plan(dot, lhs, rhs) is not None
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
