@@ -79,6 +79,24 @@ ENTRY main {
 """
 
 
+
+def _epilogue(name: str, t: str, out: str) -> str:
+    """dot + bias + ReLU (the dot's consumers become its GEMM epilogue)."""
+    return f"""HloModule {name}
+ENTRY main {{
+  a = {t}[200,136] parameter(0)
+  b = {t}[136,72] parameter(1)
+  c = {out}[72] parameter(2)
+  d = {out}[200,72] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  cb = {out}[200,72] broadcast(c), dimensions={{1}}
+  s = {out}[200,72] add(d, cb)
+  z = {out}[] constant(0)
+  zb = {out}[200,72] broadcast(z), dimensions={{}}
+  ROOT y = {out}[200,72] maximum(s, zb)
+}}
+"""
+
+
 def _f16(shape, seed, lo=-4.0, hi=4.0):
     return np.random.default_rng(seed).uniform(lo, hi, shape).astype(np.float16)
 
@@ -106,6 +124,11 @@ CASES = {
     # elementwise f16: each op in f32, rounded to f16, bit-exact
     "lowp_f16_chain": (_F16_CHAIN, [_f16(4099, 17), _f16(4099, 18, 0.01, 4)], 0.0),
     "lowp_f16_convert": (_F16_CONVERT, [np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)], 0.0),
+    "lowp_bf16_epilogue": (_epilogue("lowp_bf16_epilogue", "bf16", "bf16"),
+                           [_bf((200, 136), 19), _bf((136, 72), 20), _bf(72, 21)], None),
+    "lowp_s8_epilogue": (_epilogue("lowp_s8_epilogue", "s8", "s32"),
+                         [_s8((200, 136), 22), _s8((136, 72), 23),
+                          np.random.default_rng(24).integers(-5000, 5000, 72, dtype=np.int32)], 0.0),
     "lowp_s8_odd": (_dot("lowp_s8_odd", "s8[255,129]", "s8[129,513]", "s32[255,513]", MM),
                     [_s8((255, 129), 11), _s8((129, 513), 12)], 0.0),
     "lowp_s8_batched_t": (_dot("lowp_s8_batched_t", "s8[3,64,203]", "s8[3,96,203]", "s32[3,64,96]",
