@@ -201,6 +201,11 @@ AOTC_INTERNAL uint32_t aotc__lp_quad(const int8_t* p, int64_t k, int64_t K, int6
 #else
 #define AOTC__LP_FLIP 0u
 #endif
+#if !defined(AOTC_HAVE_AVX512VNNI) && !defined(AOTC_HAVE_NEON_DOTPROD)
+#define AOTC__LP_BYTE_ROWS 1
+#else
+#define AOTC__LP_BYTE_ROWS 0
+#endif
 
 AOTC_INTERNAL void aotc__lp_ipack_a(int64_t M, int64_t K, const int8_t* A, int64_t a_rs, int64_t a_cs,
                                     uint32_t* pa) {
@@ -212,7 +217,9 @@ AOTC_INTERNAL void aotc__lp_ipack_a(int64_t M, int64_t K, const int8_t* A, int64
 }
 
 /* Packs a panel of B, then NR words after it: -128 times each column's sum
- * modulo 2^32 (the correction of the +128 on A), or zeros without VNNI. */
+ * modulo 2^32 (the correction of the +128 on A), or zeros without VNNI.  With
+ * AOTC__LP_BYTE_ROWS a group is 4 rows of NR bytes (K index 4g + i in row i)
+ * instead of NR quads: the same bytes, transposed. */
 AOTC_INTERNAL void aotc__lp_ipack_b(int64_t n0, int64_t N, int64_t K, const int8_t* B, int64_t b_rs,
                                     int64_t b_cs, uint32_t* pb) {
   int64_t kg = (K + 3) / 4;
@@ -221,7 +228,13 @@ AOTC_INTERNAL void aotc__lp_ipack_b(int64_t n0, int64_t N, int64_t K, const int8
   for (int64_t g = 0; g < kg; ++g)
     for (int64_t c = 0; c < AOTC_LP_NR; ++c) {
       uint32_t q = n0 + c < N ? aotc__lp_quad(B + (n0 + c) * b_cs, 4 * g, K, b_rs, 0u) : 0u;
-      *pb++ = q;
+      if (AOTC__LP_BYTE_ROWS) {
+        unsigned char* rows = (unsigned char*)(void*)(pb - c) + c;
+        for (int i = 0; i < 4; ++i) rows[i * AOTC_LP_NR] = (unsigned char)(q >> (8 * i));
+      } else {
+        pb[0] = q;
+      }
+      ++pb;
       if (AOTC__LP_FLIP)
         for (int i = 0; i < 4; ++i) corr[c] -= (uint32_t)(int32_t)(int8_t)(uint8_t)(q >> (8 * i)) << 7;
     }
@@ -273,23 +286,24 @@ AOTC_INTERNAL AOTC_NOIPA void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_
   }
 }
 #else
-/* Portable: unsigned sums (wrapping, no undefined overflow). */
-AOTC_INTERNAL AOTC_NOIPA void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
+/* Portable: B's groups are stored as 4 rows of NR bytes (AOTC__LP_BYTE_ROWS), so
+ * the inner loop reads contiguous s8 and multiplies in 16 bits (an s8 x s8
+ * product fits), which compilers vectorise with baseline SIMD; the sums are
+ * unsigned (wrapping, no undefined overflow). */
+AOTC_INTERNAL void aotc__lp_ikernel(int64_t kg, const uint32_t* AOTC_RESTRICT a, const uint32_t* AOTC_RESTRICT b,
                                     int32_t* AOTC_RESTRICT c, int64_t ldc) {
-  for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
-    uint32_t acc[AOTC_LP_NR];
-    memcpy(acc, c + r * ldc, sizeof acc);
-    for (int64_t g = 0; g < kg; ++g) {
-      uint32_t aq = a[g * AOTC_LP_MR + r];
-      for (int i = 0; i < 4; ++i) {
-        int32_t av = (int8_t)(uint8_t)(aq >> (8 * i));
-        const uint32_t* bg = b + g * AOTC_LP_NR;
-        for (int64_t n = 0; n < AOTC_LP_NR; ++n)
-          acc[n] += (uint32_t)(av * (int32_t)(int8_t)(uint8_t)(bg[n] >> (8 * i)));
+  const int8_t* bb = (const int8_t*)(const void*)b;
+  uint32_t acc[AOTC_LP_MR][AOTC_LP_NR];
+  for (int64_t r = 0; r < AOTC_LP_MR; ++r) memcpy(acc[r], c + r * ldc, sizeof acc[r]);
+  for (int64_t g = 0; g < kg; ++g)
+    for (int i = 0; i < 4; ++i) {
+      const int8_t* row = bb + (g * 4 + i) * AOTC_LP_NR;
+      for (int64_t r = 0; r < AOTC_LP_MR; ++r) {
+        int16_t av = (int16_t)(int8_t)(uint8_t)(a[g * AOTC_LP_MR + r] >> (8 * i));
+        for (int64_t n = 0; n < AOTC_LP_NR; ++n) acc[r][n] += (uint32_t)(int32_t)(int16_t)(av * row[n]);
       }
     }
-    memcpy(c + r * ldc, acc, sizeof acc);
-  }
+  for (int64_t r = 0; r < AOTC_LP_MR; ++r) memcpy(c + r * ldc, acc[r], sizeof acc[r]);
 }
 #endif
 
