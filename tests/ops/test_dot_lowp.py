@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.ops.conftest import assert_matches, load_case, run_hlo_text
+from tests.ops.conftest import CFLAGS, assert_matches, load_case, run_hlo_text
 
 F32_TOL = 2e-5
 BF16_ULP = 2.0 ** -7  # spacing of bf16 values in [1, 2)
@@ -203,7 +203,8 @@ def test_native(name, cc, opt, dpbf16, workdir):
     # clang's UBSan runtime is not in the Python process: undefined behaviour traps instead
     flags = ("-march=native", opt) + (("-fsanitize-trap=undefined",) if cc == "clang" else ()) \
         + (("-DAOTC_LP_DPBF16",) if dpbf16 else ())
-    got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}{opt[1:]}{'_dp' if dpbf16 else ''}", cc=cc, cflags=flags)
+    got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}{opt[1:]}{'_dp' if dpbf16 else ''}",
+                       build_cmd=(cc, *CFLAGS, *flags))
     assert _check(name, got, rtol) >= 0.99
 
 
