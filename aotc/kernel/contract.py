@@ -14,6 +14,9 @@ or a `*` written inside the expression itself. The fused form is the call
 `aotc_fma_f32(x, y, z)` (`fmaf`, exactly rounded on every target; `aotc_vf_fma` in vector
 loops), so the bits do not depend on how the C is compiled. The pass runs only for
 targets with FMA instructions, where XLA fuses; elsewhere products and sums round apart.
+The same holds inside XLA's complex product and quotient: there the pass turns the
+runtime's `aotc_mul_c64` / `aotc_div_c64` (products rounded apart) into `aotc_fmul_c64` /
+`aotc_fdiv_c64` (the products XLA's LLVM contracts, fused; aotc_math.h), c128 likewise.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from ..hlo.dtypes import DTYPES
 from . import ir as K
 
 FLOATS = {DTYPES["f32"], DTYPES["f64"]}
+FUSED_COMPLEX = {f"aotc_{op}_{t}": f"aotc_f{op}_{t}" for op in ("mul", "div") for t in ("c64", "c128")}
 
 
 def contract_multiply_adds(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
@@ -82,6 +86,8 @@ def _fuse(e: K.Expr, products: dict, negated: dict, fused: set) -> K.Expr:
         new = tuple(_fuse(k, products, negated, fused) for k in kids)
         if new != kids:
             e = K.rebuild(e, new)
+    if isinstance(e, K.Call) and e.fn in FUSED_COMPLEX:
+        return K.Call(FUSED_COMPLEX[e.fn], e.args, e.ty)
     if not (isinstance(e, K.Binary) and e.op in "+-" and len(e.op) == 1 and e.ty in FLOATS):
         return e
     fma = f"aotc_fma_{e.ty.name}"

@@ -8,6 +8,7 @@
  *   sin(x+iy) = sin(x)cosh(y) + i cos(x)sinh(y)
  *   cos(x+iy) = cos(x)cosh(y) - i sin(x)sinh(y)
  *   tanh, tan   as below (tan(z) = -i tanh(iz))
+ * (NaN results as C's quiet NaN, aotc__cq in aotc_math.h, like every complex helper)
  * and, below those, sqrt, rsqrt, expm1, log1p, logistic, pow, atan2 and the
  * order XLA:CPU gives complex values in compare, maximum, minimum and clamp.
  */
@@ -22,7 +23,7 @@
   AOTC_INLINE CT aotc_exp_##N(CT z) {                                       \
     const T e = aotc_exp_##R(z.re);                                         \
     const T im = z.im == (T)0 ? (T)0 : e * aotc_sin_##R(z.im);               \
-    return aotc_complex_##N(e * aotc_cos_##R(z.im), im);                    \
+    return aotc__cq_##N(e * aotc_cos_##R(z.im), im);                    \
   }                                                                         \
   AOTC_INLINE CT aotc_log_##N(CT z) {                                       \
     const T angle = aotc_atan2_##R(z.im, z.re);                             \
@@ -39,19 +40,19 @@
       const T r = mn / mx;                                                  \
       re = fma##S((T)0.5, aotc_log1p_##R(r * r), aotc_log_##R(mx));         \
     }                                                                       \
-    return aotc_complex_##N(re, angle);                                     \
+    return aotc__cq_##N(re, angle);                                     \
   }                                                                         \
   /* sin/cos(x+iy) from sinh/cosh(y) = (e^y -+ e^-y)/2, e^-y/2 as 0.5/e^y */ \
   AOTC_INLINE CT aotc_sin_##N(CT z) {                                       \
     const T e = aotc_exp_##R(z.im);                                         \
     const T h = (T)0.5 * e, hn = (T)0.5 / e;                                \
-    return aotc_complex_##N(aotc_sin_##R(z.re) * (h + hn),                  \
+    return aotc__cq_##N(aotc_sin_##R(z.re) * (h + hn),                  \
                             aotc_cos_##R(z.re) * (h - hn));                 \
   }                                                                         \
   AOTC_INLINE CT aotc_cos_##N(CT z) {                                       \
     const T e = aotc_exp_##R(z.im);                                         \
     const T h = (T)0.5 * e, hn = (T)0.5 / e;                                \
-    return aotc_complex_##N(aotc_cos_##R(z.re) * (h + hn),                  \
+    return aotc__cq_##N(aotc_cos_##R(z.re) * (h + hn),                  \
                             -(aotc_sin_##R(z.re) * (h - hn)));              \
   }                                                                         \
   /* tanh(a+bi) = (e^2a - e^-2a + 2i sin 2b) / (e^2a + e^-2a + 2 cos 2b), the  \
@@ -69,13 +70,13 @@
     const int a_inf = fabs##S(a) == inf, sin_nan = imag_num != imag_num;    \
     if (sin_nan && !a_inf) re = (T)NAN;                                     \
     if (b == (T)0 || (a_inf && sin_nan)) im = (T)0;                         \
-    return aotc_complex_##N(re, im);                                        \
+    return aotc__cq_##N(re, im);                                        \
   }                                                                         \
   AOTC_INLINE CT aotc_tanh_##N(CT z) { return aotc__tanh_##N(z.re, z.im); } \
   /* tan(x+yi) = -i tanh(-y + xi) */                                        \
   AOTC_INLINE CT aotc_tan_##N(CT z) {                                       \
     const CT t = aotc__tanh_##N((T)-1 * z.im, z.re);                        \
-    return aotc_complex_##N(t.im, (T)-1 * t.re);                            \
+    return aotc__cq_##N(t.im, (T)-1 * t.re);                            \
   }
 AOTC__DEF_COMPLEX_FN(c64, aotc_c64, float, f32, f)
 AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
@@ -100,49 +101,6 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
  *   atan2(y, x)  = -i log((x + iy) / sqrt(x^2 + y^2)) in complex arithmetic
  */
 #define AOTC__DEF_COMPLEX_FN2(N, CT, T, R, S)                                  \
-  /* A result whose parts are NaN gets the one quiet NaN of C's NAN: which   \
-   * NaN an operation with two NaN operands keeps (and the sign of the NaN an \
-   * invalid operation makes) follows the compiler's choice of instructions,  \
-   * so the helpers below give the same bits whatever the flags */          \
-  AOTC_INLINE CT aotc__cq_##N(T re, T im) {                                 \
-    return aotc_complex_##N(re != re ? (T)NAN : re, im != im ? (T)NAN : im); \
-  }                                                                         \
-  /* XLA's complex product: the real part's first product and the imaginary  \
-   * part's second one fused (as XLA:CPU's LLVM contracts them) */          \
-  AOTC_INLINE CT aotc__xmul_##N(CT a, CT b) {                               \
-    return aotc_complex_##N(fma##S(a.re, b.re, -(a.im * b.im)),             \
-                            fma##S(a.im, b.re, a.re * b.im));               \
-  }                                                                         \
-  /* XLA's complex division: Smith's algorithm, then its corner cases where  \
-   * both parts came out NaN */                                             \
-  AOTC_INLINE CT aotc__xdiv_##N(CT a, CT b) {                               \
-    const T inf = (T)INFINITY;                                              \
-    const T rbi = b.re / b.im, dbi = fma##S(rbi, b.re, b.im);               \
-    const T ibr = b.im / b.re, dbr = fma##S(ibr, b.im, b.re);               \
-    const T abr = fabs##S(b.re), abi = fabs##S(b.im);                       \
-    const T aar = fabs##S(a.re), aai = fabs##S(a.im);                       \
-    const int lt = abr < abi;                                               \
-    const T cr = lt ? fma##S(rbi, a.re, a.im) / dbi : fma##S(ibr, a.im, a.re) / dbr; \
-    const T ci = lt ? fma##S(rbi, a.im, -a.re) / dbi : fma##S(-ibr, a.re, a.im) / dbr; \
-    if (!(cr != cr && ci != ci)) return aotc_complex_##N(cr, ci);           \
-    if (abr == (T)0 && abi == (T)0 && (a.re == a.re || a.im == a.im)) {     \
-      const T s = copysign##S(inf, b.re);                                   \
-      return aotc_complex_##N(s * a.re, s * a.im);                          \
-    }                                                                       \
-    if ((aar == inf || aai == inf) && abr != inf && abi != inf && b.re == b.re && b.im == b.im) { \
-      const T sr = copysign##S(aar == inf ? (T)1 : (T)0, a.re);             \
-      const T si = copysign##S(aai == inf ? (T)1 : (T)0, a.im);             \
-      return aotc_complex_##N(inf * fma##S(sr, b.re, si * b.im),            \
-                              inf * fma##S(si, b.re, -(sr * b.im)));        \
-    }                                                                       \
-    if ((abr == inf || abi == inf) && aar != inf && aai != inf && a.re == a.re && a.im == a.im) { \
-      const T sr = copysign##S(abr == inf ? (T)1 : (T)0, b.re);             \
-      const T si = copysign##S(abi == inf ? (T)1 : (T)0, b.im);             \
-      return aotc_complex_##N((T)0 * fma##S(a.re, sr, a.im * si),           \
-                              (T)0 * fma##S(a.im, sr, -(a.re * si)));       \
-    }                                                                       \
-    return aotc_complex_##N(cr, ci);                                        \
-  }                                                                         \
   /* XLA's max and min of |re| and |im|: NaN if either is NaN */             \
   AOTC_INLINE void aotc__minmax_##N(CT z, T *mn, T *mx) {                   \
     const T x = fabs##S(z.re), y = fabs##S(z.im);                           \
@@ -287,17 +245,17 @@ AOTC__DEF_COMPLEX_FN(c128, aotc_c128, double, f64, )
   }                                                                         \
   /* atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)) in complex arithmetic */ \
   AOTC_INLINE CT aotc_atan2_##N(CT y, CT x) {                               \
-    const CT s = aotc__xmul_##N(x, x), t = aotc__xmul_##N(y, y);            \
+    const CT s = aotc_fmul_##N(x, x), t = aotc_fmul_##N(y, y);            \
     const CT r = aotc__esqrt_##N(aotc_add_##N(s, t));                       \
-    const CT iy = aotc__xmul_##N(aotc_complex_##N((T)0, (T)1), y);          \
-    const CT l = aotc__elog_##N(aotc__xdiv_##N(aotc_add_##N(x, iy), r));    \
-    const CT r2 = aotc__xmul_##N(aotc_complex_##N((T)0, (T)-1), l);         \
+    const CT iy = aotc_fmul_##N(aotc_complex_##N((T)0, (T)1), y);          \
+    const CT l = aotc__elog_##N(aotc_fdiv_##N(aotc_add_##N(x, iy), r));    \
+    const CT r2 = aotc_fmul_##N(aotc_complex_##N((T)0, (T)-1), l);         \
     return aotc__cq_##N(r2.re, r2.im);                                      \
   }                                                                         \
   AOTC_INLINE CT aotc_logistic_##N(CT z) {                                  \
     const CT e = aotc_exp_##N(aotc_neg_##N(z));                             \
     const CT one = aotc_complex_##N((T)1, (T)0);                            \
-    const CT r = aotc__xdiv_##N(one, aotc_add_##N(one, e));                 \
+    const CT r = aotc_fdiv_##N(one, aotc_add_##N(one, e));                 \
     return aotc__cq_##N(r.re, r.im);                                        \
   }                                                                         \
   /* XLA:CPU's order of complex values (observed): LT and GT compare the     \

@@ -765,6 +765,59 @@ AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
 /* ======================================================================== */
 /* Complex numbers (c64 = two floats, c128 = two doubles).                  */
 /* ======================================================================== */
+/* XLA's complex product and quotient (elemental_ir_emitter.cc), in two forms:
+ * aotc_mul/aotc_div round every product apart (targets without FMA), and
+ * aotc_fmul/aotc_fdiv fuse exactly the products XLA:CPU's LLVM contracts on
+ * an FMA target (the kernel pass kernel/contract.py picks them there):
+ *   (a+bi)(c+di) = fma(a, c, -(b d)) + i fma(b, c, a d)
+ *   (a+bi)/(c+di): Smith's algorithm, scaled by the larger of |c|, |d|
+ *     (|c| < |d|: r = c/d, t = fma(r, c, d), ((r a + b) + i (r b - a)) / t;
+ *      else       r = d/c, t = fma(r, d, c), ((r b + a) + i (b - r a)) / t),
+ *   then, where both parts came out NaN, C99 Annex G's recovery: a zero
+ *   divisor gives copysign(inf, c) times the numerator; an infinite numerator
+ *   over a finite divisor inf times (s_a c + s_b d, s_b c - s_a d) with s the
+ *   parts' signs (1 for an infinite part, 0 else); a finite numerator over an
+ *   infinite divisor 0 times the same form with the roles swapped.
+ * NaN results are C's quiet NaN (aotc__cq).  MA(x, y, z) is x y + z, fused or
+ * not. */
+#define AOTC__MA_APART(x, y, z) ((x) * (y) + (z))
+#define AOTC__DEF_COMPLEX_MULDIV(N, MUL, DIV, CT, T, SFX, MA)                        \
+  AOTC_INLINE CT aotc_##MUL##_##N(CT a, CT b) {                                      \
+    return aotc__cq_##N(MA(a.re, b.re, -(a.im * b.im)), MA(a.im, b.re, a.re * b.im)); \
+  }                                                                                  \
+  AOTC_INLINE CT aotc_##DIV##_##N(CT a, CT b) {                                      \
+    const T inf = (T)INFINITY;                                                       \
+    const T abr = fabs##SFX(b.re), abi = fabs##SFX(b.im);                            \
+    const T aar = fabs##SFX(a.re), aai = fabs##SFX(a.im);                            \
+    T cr, ci;                                                                        \
+    if (abr < abi) {                                                                 \
+      const T r = b.re / b.im, t = MA(r, b.re, b.im);                                \
+      cr = MA(r, a.re, a.im) / t;                                                    \
+      ci = MA(r, a.im, -a.re) / t;                                                   \
+    } else {                                                                         \
+      const T r = b.im / b.re, t = MA(r, b.im, b.re);                                \
+      cr = MA(r, a.im, a.re) / t;                                                    \
+      ci = MA(-r, a.re, a.im) / t;                                                   \
+    }                                                                                \
+    if (!(cr != cr && ci != ci)) return aotc__cq_##N(cr, ci);                        \
+    if (abr == (T)0 && abi == (T)0 && (a.re == a.re || a.im == a.im)) {              \
+      const T s = copysign##SFX(inf, b.re);                                          \
+      return aotc__cq_##N(s * a.re, s * a.im);                                       \
+    }                                                                                \
+    if ((aar == inf || aai == inf) && abr != inf && abi != inf && b.re == b.re &&    \
+        b.im == b.im) {                                                              \
+      const T sr = copysign##SFX(aar == inf ? (T)1 : (T)0, a.re);                    \
+      const T si = copysign##SFX(aai == inf ? (T)1 : (T)0, a.im);                    \
+      return aotc__cq_##N(inf * MA(sr, b.re, si * b.im), inf * MA(si, b.re, -(sr * b.im))); \
+    }                                                                                \
+    if ((abr == inf || abi == inf) && aar != inf && aai != inf && a.re == a.re &&    \
+        a.im == a.im) {                                                              \
+      const T sr = copysign##SFX(abr == inf ? (T)1 : (T)0, b.re);                    \
+      const T si = copysign##SFX(abi == inf ? (T)1 : (T)0, b.im);                    \
+      return aotc__cq_##N((T)0 * MA(a.re, sr, a.im * si), (T)0 * MA(a.im, sr, -(a.re * si))); \
+    }                                                                                \
+    return aotc__cq_##N(cr, ci);                                                     \
+  }
 #define AOTC__DEF_COMPLEX(N, CT, T, SFX)                                         \
   AOTC_INLINE CT aotc_complex_##N(T re, T im) {                                  \
     CT z;                                                                        \
@@ -776,9 +829,6 @@ AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
   AOTC_INLINE T aotc_imag_##N(CT a) { return a.im; }                             \
   AOTC_INLINE CT aotc_add_##N(CT a, CT b) { return aotc_complex_##N(a.re + b.re, a.im + b.im); } \
   AOTC_INLINE CT aotc_sub_##N(CT a, CT b) { return aotc_complex_##N(a.re - b.re, a.im - b.im); } \
-  AOTC_INLINE CT aotc_mul_##N(CT a, CT b) {                                      \
-    return aotc_complex_##N(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); \
-  }                                                                              \
   AOTC_INLINE CT aotc_neg_##N(CT a) { return aotc_complex_##N(-a.re, -a.im); }   \
   AOTC_INLINE CT aotc_conj_##N(CT a) { return aotc_complex_##N(a.re, -a.im); }   \
   /* |a| as XLA:CPU computes it: max * sqrt(fma(r, r, 1)), r = min / max; a NaN  \
@@ -798,16 +848,15 @@ AOTC_INLINE uint16_t aotc_f64_to_f16_exact(double d) {
     const T r = aotc_abs_##N(a);                                                 \
     return r == (T)0 ? a : aotc_complex_##N(a.re / r, a.im / r);                 \
   }                                                                              \
-  /* Smith's algorithm: scales by the larger divisor component */               \
-  AOTC_INLINE CT aotc_div_##N(CT a, CT b) {                                      \
-    if (fabs##SFX(b.re) >= fabs##SFX(b.im)) {                                    \
-      T r = b.im / b.re, d = b.re + b.im * r;                                    \
-      return aotc_complex_##N((a.re + a.im * r) / d, (a.im - a.re * r) / d);     \
-    } else {                                                                     \
-      T r = b.re / b.im, d = b.im + b.re * r;                                    \
-      return aotc_complex_##N((a.re * r + a.im) / d, (a.im * r - a.re) / d);     \
-    }                                                                            \
-  }
+  /* A result whose parts are NaN gets the one quiet NaN of C's NAN: which     \
+   * NaN an operation with two NaN operands keeps (and the sign of the NaN an   \
+   * invalid operation makes) follows the compiler's choice of instructions,    \
+   * so every complex helper gives the same bits whatever the flags */         \
+  AOTC_INLINE CT aotc__cq_##N(T re, T im) {                                      \
+    return aotc_complex_##N(re != re ? (T)NAN : re, im != im ? (T)NAN : im);     \
+  }                                                                              \
+  AOTC__DEF_COMPLEX_MULDIV(N, mul, div, CT, T, SFX, AOTC__MA_APART)              \
+  AOTC__DEF_COMPLEX_MULDIV(N, fmul, fdiv, CT, T, SFX, fma##SFX)
 AOTC__DEF_COMPLEX(c64, aotc_c64, float, f)
 AOTC__DEF_COMPLEX(c128, aotc_c128, double, )
 
