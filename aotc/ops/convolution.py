@@ -6,7 +6,8 @@ padding, dilations and window reversal; its innermost loop runs over output
 features into a row of accumulators (depthwise and grouped cases vectorize). Window
 loops run over exactly the indices that land on input (window.py spans). Floats of
 every width accumulate in f32 (f64 for f64) and round to the result type once; complex
-values accumulate in their own type with the complex multiply and add of aotc_math.h.
+values accumulate in their own type with the complex multiply and add of aotc_math.h (the
+products fused as XLA:CPU fuses them on FMA targets, kernel/contract.py: XLA's bits).
 """
 from __future__ import annotations
 
