@@ -9,11 +9,14 @@ in XLA's order and the first match wins.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..hlo.ir import Instruction, Module
+from ..hlo.ir import Instruction, Module, Window
 from .rewrite import Graph, Names, broadcast, constant, is_constant, op, scalar_like, sweep
 from ..hlo.opcodes import Op
+from ..ops.window import ConvDims
 
 # XLA:CPU computes bf16/f16 elementwise ops in f32 before these rewrites run (checked: x / 3 in
 # bf16 gives the bits of the f32 division rounded once), so only f32/f64 take them
@@ -220,6 +223,34 @@ def _log_of_exp(g, names, ins):
     return e.operands[0] if e is not None else None
 
 
+# ---------------------------------------------------------------- convolution
+
+
+def _conv_of_pad(g, names, ins):
+    """conv(pad(A, 0), W) => conv(A, W) with the pad's edges added to the window's padding
+    (XLA's FoldConvInputPad): the batch and feature dimensions unpadded, no interior padding
+    and no lhs dilation. The zeros the pad wrote then never enter a sum, as in XLA."""
+    p = _is(g, ins.operands[0], "pad")
+    win = ins.attr("window")
+    if p is None or win is None or p.attr("padding") is None:
+        return None
+    zero = _scalar_constant_value(g, p.operands[1])
+    if zero is None or zero != 0:
+        return None
+    c = ConvDims(ins, p.array_shape.rank, g.get(ins.operands[1]).array_shape.rank)
+    pads = p.attr("padding")
+    if any(pads[d].lo or pads[d].hi or pads[d].interior for d in (c.lhs_b, c.lhs_f)):
+        return None
+    dims = []
+    for k, w in enumerate(win.dims):
+        pd = pads[c.lhs_s[k]]
+        if pd.interior or pd.lo < 0 or pd.hi < 0 or w.lhs_dilate != 1:
+            return None
+        dims.append(replace(w, pad_lo=w.pad_lo + pd.lo, pad_hi=w.pad_hi + pd.hi))
+    attrs = tuple((k, Window(tuple(dims)) if k == "window" else v) for k, v in ins.attrs)
+    return [op(ins.name, "convolution", ins.shape, (p.operands[0], ins.operands[1]), ins, attrs)]
+
+
 RULES = {
     "divide": (_div_of_pow, _div_of_root(Op.SQRT, Op.RSQRT), _div_of_root(Op.RSQRT, Op.SQRT), _div_by_constant,
                _div_by_broadcast, _div_of_divs, _div_of_div, _div_by_div, _div_pred_by_scalar),
@@ -227,4 +258,5 @@ RULES = {
     "add": (_reassociate("add", True),),
     "multiply": (_reassociate("multiply", False),),
     "log": (_log_of_exp,),
+    "convolution": (_conv_of_pad,),
 }
