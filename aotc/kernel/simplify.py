@@ -28,7 +28,10 @@ def _block(body, env: dict[str, Range]) -> tuple[tuple[K.Stmt, ...], bool]:
             inner = dict(env)
             lo, hi = bounds(start, env), bounds(stop, env)
             if lo is not None and hi is not None:
-                inner[s.var.name] = (lo[0], max(lo[0], hi[1] - 1))
+                last = max(lo[0], hi[1] - 1)
+                if lo[0] == lo[1] and s.step > 1:  # a strided loop's last value is on its grid
+                    last = lo[0] + (last - lo[0]) // s.step * s.step
+                inner[s.var.name] = (lo[0], last)
             b, c = _block(s.body, inner)
             new = K.Loop(s.var, start, stop, b, s.step, s.marks)
         elif isinstance(s, K.Let):

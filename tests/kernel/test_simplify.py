@@ -103,3 +103,20 @@ def test_a_product_of_two_variables_is_an_atom():
     r, n, c = K.Var("r"), K.Var("n"), K.Var("c")
     e = (r * n + c) + (r * n + c) * 0  # r * n has no affine reading: kept, not simplified forever
     assert expr(simplify(e, {})) == "r * n + c"
+
+
+def test_a_strided_loop_ends_on_its_grid():
+    """`for (j = 0; j < 256; j += 16)` never passes 240, so `(j + l) % 256` with l < 16 is
+    `j + l` (a broadcast weight's column in a row reduction vectorizes)."""
+    j, l = K.Var("j"), K.Var("l")
+    buf = K.Buf("out", K.INDEX)
+    inner = K.Loop(l, K.Const(0), K.Const(16), (K.Store(buf, (j + l) % 256, K.Const(1)),))
+    body, changed = simplify_indices((K.Loop(j, K.Const(0), K.Const(256), (inner,), 16),))
+    assert changed
+    store = [s for s in K.walk(body) if isinstance(s, K.Store)][0]
+    assert expr(store.index) == "j + l"
+    # a grid that does not divide the stop: the last value is 250, and 250 + 15 passes 256
+    inner = K.Loop(l, K.Const(0), K.Const(16), (K.Store(buf, (j + l) % 256, K.Const(1)),))
+    body, _ = simplify_indices((K.Loop(j, K.Const(0), K.Const(256), (inner,), 10),))
+    store = [s for s in K.walk(body) if isinstance(s, K.Store)][0]
+    assert expr(store.index) == "(j + l) % 256"
