@@ -95,6 +95,43 @@ CHECK: ROOT %p = f32[8] power(%x, %b)"""),
   ROOT d = f32[8] multiply(m, b2)"""), """
 CHECK: %d.consts = f32[] multiply(%c, %c2)
 CHECK: ROOT %d = f32[8] multiply(%x, %d.consts.bcast)"""),
+    "conv_of_zero_pad_folds": (_m("""
+  x = f32[1,112,112,96] parameter(0)
+  w = f32[3,3,1,96] parameter(1)
+  z = f32[] constant(0)
+  p = f32[1,113,113,96] pad(x, z), padding=0_0x0_1x0_1x0_0
+  ROOT c = f32[1,56,56,96] convolution(p, w), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=96"""), """
+CHECK: ROOT %c = f32[1,56,56,96] convolution(%x, %w), window={size=3x3 stride=2x2 pad=0_1x0_1}
+CHECK-NOT: pad("""),
+    "conv_of_zero_pad_adds_to_window_padding": (_m("""
+  x = f32[2,8,9,4] parameter(0)
+  w = f32[3,3,4,5] parameter(1)
+  z = f32[] constant(0)
+  p = f32[2,11,11,4] pad(x, z), padding=0_0x1_2x2_0x0_0
+  ROOT c = f32[2,11,5,5] convolution(p, w), window={size=3x3 stride=1x2 pad=1_1x0_1}, dim_labels=b01f_01io->b01f"""), """
+CHECK: ROOT %c = f32[2,11,5,5] convolution(%x, %w), window={size=3x3 stride=1x2 pad=2_3x2_1}"""),
+    "conv_of_nonzero_pad_stays": (_m("""
+  x = f32[1,8,8,4] parameter(0)
+  w = f32[3,3,1,4] parameter(1)
+  z = f32[] constant(1)
+  p = f32[1,9,9,4] pad(x, z), padding=0_0x0_1x0_1x0_0
+  ROOT c = f32[1,4,4,4] convolution(p, w), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=4"""), """
+CHECK: ROOT %c = f32[1,4,4,4] convolution(%p, %w)"""),
+    "conv_of_feature_or_interior_pad_stays": (_m("""
+  x = f32[1,8,8,4] parameter(0)
+  w = f32[3,3,5,2] parameter(1)
+  v = f32[3,3,4,2] parameter(2)
+  z = f32[] constant(0)
+  p = f32[1,8,8,5] pad(x, z), padding=0_0x0_0x0_0x0_1
+  c1 = f32[1,6,6,2] convolution(p, w), window={size=3x3}, dim_labels=b01f_01io->b01f
+  q = f32[1,15,8,4] pad(x, z), padding=0_0x0_0_1x0_0x0_0
+  c2 = f32[1,13,6,2] convolution(q, v), window={size=3x3}, dim_labels=b01f_01io->b01f
+  n = f32[1,7,8,4] pad(x, z), padding=0_0x-1_0x0_0x0_0
+  c3 = f32[1,5,6,2] convolution(n, v), window={size=3x3}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[1,6,6,2], f32[1,13,6,2], f32[1,5,6,2]) tuple(c1, c2, c3)"""), """
+CHECK: %c1 = f32[1,6,6,2] convolution(%p, %w)
+CHECK: %c2 = f32[1,13,6,2] convolution(%q, %v)
+CHECK: %c3 = f32[1,5,6,2] convolution(%n, %v)"""),
     "log_of_exp": (_m("""
   x = f32[8] parameter(0)
   e = f32[8] exponential(x)
