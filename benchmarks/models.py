@@ -15,7 +15,10 @@ scratch memory beside XLA's temp buffer; object is the size of aotc's `.o` besid
 weights' bytes. Nothing asserts a time: the machine may be shared, so the load average is
 printed with the table and only ratios from the same run mean anything.
 
-    python benchmarks/models.py [--only resnet50] [--iters 10] [--recompile]
+    python benchmarks/models.py [--only resnet50] [--iters 10] [--recompile] [--threads 2]
+
+--threads N adds two columns: aotc fed on N threads (the pool of `P_set_num_threads`), and its
+speedup over the one-thread fed column of the same run.
 """
 from __future__ import annotations
 
@@ -159,15 +162,15 @@ def runner_of(info: dict):
                         os.path.dirname(info["c"]))
 
 
-def time_aotc(name: str, mode: str, info: dict, iters: int) -> tuple[dict, np.ndarray]:
+def time_aotc(name: str, mode: str, info: dict, iters: int, threads: int = 1) -> tuple[dict, np.ndarray]:
     from aotc.toolchain.runner import bench_runner, run_runner
     from aotc.toolchain.targets import resolve_target
 
     target = resolve_target("native")
     runner = runner_of(info)
     ins = feeds(name, mode)
-    (y,) = run_runner(runner, target, ins, threads=1)
-    res = bench_runner(runner, target, iters=iters, threads=1, warmup=2, inputs=ins)
+    (y,) = run_runner(runner, target, ins, threads=threads)
+    res = bench_runner(runner, target, iters=iters, threads=threads, warmup=2, inputs=ins)
     return res, y
 
 
@@ -199,6 +202,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="also print all results as JSON")
     ap.add_argument("--conv-algorithm", default="direct", choices=("direct", "winograd2", "winograd4"),
                     help="aotc's --conv-algorithm for both modes (docs/winograd.md)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="N > 1 adds a column: aotc fed on N threads, and its speedup over one thread")
     ap.add_argument("--xla-child", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -239,6 +244,13 @@ def main(argv=None) -> int:
                     notes.append(f"{name}/{mode}: n/a: {str(e).strip()[-300:]}")
                 res[mode + "_err"] = rel_err(outs[mode], ref)
                 res[mode + "_compiled"] = compiled[name, mode]
+            if a.threads > 1 and (name, "fed") in compiled:
+                try:
+                    res["fed_nt"], y_nt = time_aotc(name, "fed", compiled[name, "fed"], a.iters, a.threads)
+                    res["fed_nt_err"] = rel_err(y_nt, ref)
+                except Exception as e:
+                    res["fed_nt"] = None
+                    notes.append(f"{name}/fed {a.threads}T: n/a: {str(e).strip()[-300:]}")
             results[name] = res
             ms = {k: None if res[k] is None else {q: res[k][q] / 1e3 for q in ("median_us", "min_us")}
                   for k in ("xla", *MODES)}
@@ -252,9 +264,15 @@ def main(argv=None) -> int:
                          f"{mb(fed_c.get('object_bytes'))} / {mb(bound_c.get('object_bytes'))} / "
                          f"{mb(meta['weight_bytes'])}",
                          f"{res.get('fed_err', 'n/a')} / {res.get('bound_err', 'n/a')}"])
+            if a.threads > 1:
+                nt = res.get("fed_nt")
+                rows[-1] += [fmt_time(nt and {q: nt[q] / 1e3 for q in ("median_us", "min_us")}),
+                             fmt_ratio(res["fed"], nt) if nt and res["fed"] else "n/a"]
     head = ["model", "GFLOP", "XLA ms", "aotc fed ms", "fed/XLA", "aotc bound ms", "bound/XLA",
             "XLA GFLOP/s (%peak)", "fed GFLOP/s", "bound GFLOP/s", "arena MB fed/bound/XLA temp",
             "object MB fed/bound/weights", "max rel err fed/bound"]
+    if a.threads > 1:
+        head += [f"fed {a.threads}T ms", f"{a.threads}T speedup"]
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
     load = os.getloadavg()
     print(f"one thread; median (min) ms per call; ratios aotc/XLA as median (min), < 1: aotc faster; "

@@ -232,10 +232,28 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
     }                                                                                  \
     AOTC__REPN(MR)(AOTC__K_STORE, P)                                                   \
   }
+/* Both operands read in place: B's rows k of the tile's 2 vectors are b + k*ldb.  The
+ * same operations in the same order again, so the same bits. */
+#define AOTC__DEF_VKERNEL_DIRECT(NAME, T, P, MR)                                       \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a, int64_t lda,           \
+                          const T* AOTC_RESTRICT b, int64_t ldb, T* AOTC_RESTRICT c,   \
+                          int64_t ldc, int accumulate) {                               \
+    AOTC__REPN(MR)(AOTC__K_DECL, P)                                                    \
+    AOTC__REPN(MR)(AOTC__K_PREFETCH, P)                                                \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      P##_T b0 = P##_LOADU(b);                                                         \
+      P##_T b1 = P##_LOADU(b + P##_L);                                                 \
+      AOTC__REPN(MR)(AOTC__K_FMA_ROWS, P)                                              \
+      b += ldb;                                                                        \
+    }                                                                                  \
+    AOTC__REPN(MR)(AOTC__K_STORE, P)                                                   \
+  }
 AOTC__DEF_VKERNEL(aotc__sgemm_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL(aotc__dgemm_kernel, double, AOTC__DV, AOTC_DGEMM_MR)
 AOTC__DEF_VKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC__DV, AOTC_DGEMM_MR)
+AOTC__DEF_VKERNEL_DIRECT(aotc__sgemm_kernel_direct, float, AOTC__SV, AOTC_SGEMM_MR)
+AOTC__DEF_VKERNEL_DIRECT(aotc__dgemm_kernel_direct, double, AOTC__DV, AOTC_DGEMM_MR)
 AOTC_STATIC_ASSERT(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
 AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
 #else
@@ -286,8 +304,26 @@ AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors w
   }
 AOTC__DEF_SKERNEL(aotc__sgemm_kernel, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
 AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
+#define AOTC__DEF_SKERNEL_DIRECT(NAME, T, MR, NR)                                      \
+  AOTC_INTERNAL void NAME(int64_t kc, const T* AOTC_RESTRICT a, int64_t lda,           \
+                          const T* AOTC_RESTRICT b, int64_t ldb, T* AOTC_RESTRICT c,   \
+                          int64_t ldc, int accumulate) {                               \
+    T acc[MR][NR];                                                                     \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
+    for (int64_t k = 0; k < kc; ++k) {                                                 \
+      for (int i = 0; i < MR; ++i)                                                     \
+        for (int j = 0; j < NR; ++j) acc[i][j] += a[i * lda + k] * b[j];               \
+      b += ldb;                                                                        \
+    }                                                                                  \
+    for (int i = 0; i < MR; ++i)                                                       \
+      for (int j = 0; j < NR; ++j)                                                     \
+        c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];          \
+  }
 AOTC__DEF_SKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
 AOTC__DEF_SKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
+AOTC__DEF_SKERNEL_DIRECT(aotc__sgemm_kernel_direct, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
+AOTC__DEF_SKERNEL_DIRECT(aotc__dgemm_kernel_direct, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
 #endif
 
 /* ---- matrix-vector shapes (M == 1 or N == 1) ------------------------------ */
@@ -535,6 +571,47 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
 #endif
 
 /* P is the parameter prefix (AOTC_SGEMM / AOTC_DGEMM). */
+/* A product with few rows whose A and B are both row-major and N a whole number of
+ * tiles reads B in place instead of packing it (a fed weight is then not copied on
+ * every call): each B panel serves only a few row tiles, so packing it costs more
+ * than the strided reads; not when B's rows are a multiple of 2 KB apart, since a
+ * panel's rows then fall into a few L1 sets and evict each other.  Rows past the last
+ * whole tile are copied, zero-padded, into the scratch as rows of kc elements. */
+#ifndef AOTC_GEMM_DIRECT_B_MAX_M
+#define AOTC_GEMM_DIRECT_B_MAX_M 192
+#endif
+#define AOTC__DEF_GEMM_DIRECT(NAME, T, P, DIRECT_KERNEL)                                    \
+  AOTC_INTERNAL void NAME##_direct_b(int64_t M, int64_t N, int64_t K, const T* A,          \
+                                     int64_t a_rs, const T* B, int64_t b_rs, T* C,          \
+                                     int64_t ldc, void* scratch) {                          \
+    T* rows = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                             \
+    AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
+    const int64_t mfull = M / P##_MR * P##_MR;                                             \
+    for (int64_t pc = 0; pc < K; pc += P##_KC) {                                           \
+      const int64_t kc = K - pc < P##_KC ? K - pc : P##_KC;                                \
+      const int accumulate = pc > 0;                                                       \
+      for (int64_t i = mfull; i < mfull + P##_MR; ++i)                                     \
+        for (int64_t k = 0; k < kc; ++k)                                                   \
+          rows[(i - mfull) * kc + k] = i < M ? A[i * a_rs + pc + k] : 0;                   \
+      for (int64_t jr = 0; jr < N; jr += P##_NR) {                                         \
+        const T* bpanel = B + pc * b_rs + jr;                                              \
+        for (int64_t ir = 0; ir < mfull; ir += P##_MR)                                     \
+          DIRECT_KERNEL(kc, A + ir * a_rs + pc, a_rs, bpanel, b_rs, C + ir * ldc + jr, ldc, \
+                        accumulate);                                                       \
+        if (mfull < M) {                                                                   \
+          DIRECT_KERNEL(kc, rows, kc, bpanel, b_rs, edge, P##_NR, 0);                      \
+          T* ctile = C + mfull * ldc + jr;                                                 \
+          for (int64_t i = 0; i < M - mfull; ++i)                                          \
+            for (int64_t j = 0; j < P##_NR; ++j)                                           \
+              ctile[i * ldc + j] = accumulate ? ctile[i * ldc + j] + edge[i * P##_NR + j]  \
+                                              : edge[i * P##_NR + j];                      \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+AOTC__DEF_GEMM_DIRECT(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel_direct)
+AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
+
 #define AOTC__DEF_GEMM(NAME, T, P, KERNEL, ROWS_KERNEL)                                               \
   /* A[0:mc, 0:kc] -> panels of MR rows: ap[panel][k][i], zero-padded rows */              \
   AOTC_INTERNAL void NAME##_pack_a(int64_t mc, int64_t kc, const T* A, int64_t rs,         \
@@ -583,6 +660,11 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
     if (K <= 0) {                                                                          \
       for (int64_t m = 0; m < M; ++m)                                                      \
         for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = 0;                                \
+      return;                                                                              \
+    }                                                                                      \
+    if (a_cs == 1 && b_cs == 1 && M <= AOTC_GEMM_DIRECT_B_MAX_M && N % P##_NR == 0 &&     \
+        (size_t)b_rs * sizeof(T) % 2048u != 0) {                                           \
+      NAME##_direct_b(M, N, K, A, a_rs, B, b_rs, C, ldc, scratch);                         \
       return;                                                                              \
     }                                                                                      \
     T* ap = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                              \

@@ -366,3 +366,28 @@ def test_b_of_one_aligned_panel_gives_the_bits_of_packed_b(gemm_rt, n):
         outs.append(c)
     np.testing.assert_allclose(outs[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     assert outs[0].tobytes() == outs[1].tobytes()
+
+
+@pytest.mark.parametrize("mnk", [(128, 256, 256), (61, 64, 700), (7, 32, 300), (192, 96, 513), (13, 256, 1024),
+                                 (2, 64, 40)])
+def test_b_in_place_gives_the_bits_of_packed_b(gemm_rt, mnk):
+    """A product with few rows and a row-major B of whole tiles reads B in place; the same
+    B transposed in memory, or with rows 2 KB apart, is packed: bit-identical products."""
+    m, n, k = mnk
+    rng = np.random.default_rng(12)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    for dtype, fn in ((np.float32, lib.aotc_sgemm), (np.float64, lib.aotc_dgemm)):
+        ct = "float*" if dtype == np.float32 else "double*"
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        wide = np.zeros((k, 2048 // np.dtype(dtype).itemsize), dtype)
+        wide[:, :n] = b
+        bt = np.ascontiguousarray(b.T)
+        outs = []
+        for buf, rs, cs in ((b, n, 1), (bt, 1, k), (wide, wide.shape[1], 1)):
+            c = np.zeros((m, n), dtype)
+            fn(m, n, k, ffi.cast(ct, a.ctypes.data), k, 1, ffi.cast(ct, buf.ctypes.data), rs, cs,
+               ffi.cast(ct, c.ctypes.data), n, ffi.from_buffer(aligned_scratch()))
+            outs.append(c)
+        np.testing.assert_allclose(outs[0], a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
+        assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
