@@ -3,9 +3,11 @@
  * One job at a time.  The caller publishes a job (function, context, item
  * count, chunk count, its floating-point control state) and bumps
  * `generation`; workers notice (spinning briefly, then sleeping on a
- * condition variable), and everyone -- caller included -- claims chunks from
- * one atomic counter until none are left.  Each worker then decrements
- * `pending`; the caller returns once it reaches zero.  Chunks are contiguous
+ * condition variable), join the job while it is open, and everyone -- caller
+ * included -- claims chunks from one atomic counter until none are left.  The
+ * caller then closes the job and waits only for the workers that joined it: a
+ * worker the OS has not scheduled yet (a shared machine) is not waited for,
+ * it finds the job closed when it runs and skips it.  Chunks are contiguous
  * and fixed by (n, chunk count) alone, so which thread runs a chunk never
  * changes what is computed.
  */
@@ -36,10 +38,10 @@ struct aotc_pool {
   aotc__thread* workers; /* threads - 1 handles */
   aotc__mutex mutex;
   aotc__cond wake;  /* workers sleep here waiting for a job or stop */
-  aotc__cond done;  /* the caller sleeps here waiting for pending == 0 */
+  aotc__cond done;  /* the caller sleeps here waiting for joined == 0 */
 
   /* The current job.  Written by the caller in aotc_parallel_for while no
-   * worker is running a job (pending was 0), before it publishes the job by
+   * worker is inside a job (the last one closed, joined was 0), before it publishes the job by
    * incrementing `generation` with release order; read by workers only after
    * an acquire load of `generation` shows the new value. */
   void (*fn)(void*, int64_t, int64_t);
@@ -48,6 +50,7 @@ struct aotc_pool {
   int64_t chunks;
   aotc_fpenv fpenv; /* caller's floating-point control state */
 
+
   /* Incremented (release, under `mutex`) by the caller to publish a job;
    * workers compare it with the last value they served. */
   AOTC_ALIGNAS(64) aotc__atomic_i64 generation;
@@ -55,10 +58,17 @@ struct aotc_pool {
    * fetch_add by every thread running the job (values past `chunks` mean
    * no work left). */
   AOTC_ALIGNAS(64) aotc__atomic_i64 next_chunk;
-  /* Workers that have not finished the current job: set to threads - 1 by
-   * the caller before publishing; each worker decrements it once (release)
-   * after its last chunk; the caller waits (acquire) for 0. */
-  AOTC_ALIGNAS(64) aotc__atomic_i64 pending;
+  /* The generation of the job workers may still join, 0 when none: stored
+   * (seq_cst) by the caller as it publishes a job, and 0 once it has claimed
+   * the last chunk. */
+  AOTC_ALIGNAS(64) aotc__atomic_i64 open;
+  /* Workers inside a job: a worker increments it (seq_cst), then reads `open`
+   * (seq_cst): the job it saw published is still open, so it joins, or it
+   * decrements again and skips the job.  A joined worker decrements it once
+   * (release) after its last chunk.  The caller, having closed the job, waits
+   * (acquire) for 0: with both sides seq_cst, a worker that read the job open is
+   * counted here, and one that finds it closed never touches the job. */
+  AOTC_ALIGNAS(64) aotc__atomic_i64 joined;
   /* Set to 1 by aotc_pool_destroy, under `mutex`; workers then exit. */
   aotc__atomic_i64 stop;
   /* 1 while a thread is inside aotc_parallel_for (set by exchange, acquire;
@@ -81,6 +91,15 @@ AOTC_INTERNAL void aotc__pool_run_chunks(aotc_pool* p) {
   }
 }
 
+/* A worker leaves the job (joined or not); the last one out wakes a waiting caller. */
+AOTC_INTERNAL void aotc__pool_leave(aotc_pool* p) {
+  if (aotc__afetch_add(&p->joined, -1, acq_rel) == 1) {
+    aotc__mutex_lock(&p->mutex);
+    aotc__cond_signal(&p->done);
+    aotc__mutex_unlock(&p->mutex);
+  }
+}
+
 AOTC_INTERNAL aotc__thread_ret AOTC__THREAD_CALL aotc__pool_worker(void* arg) {
   aotc_pool* p = (aotc_pool*)arg;
   int64_t served = 0; /* generation of the last job this worker ran */
@@ -100,6 +119,11 @@ AOTC_INTERNAL aotc__thread_ret AOTC__THREAD_CALL aotc__pool_worker(void* arg) {
     }
     if (g == served) break; /* woken without a job: stop */
     served = g;
+    aotc__afetch_add(&p->joined, 1, seq_cst);
+    if (aotc__aload(&p->open, seq_cst) != g) { /* the caller has claimed every chunk already */
+      aotc__pool_leave(p);
+      continue;
+    }
 
     aotc_fpenv own;
     aotc_fpenv_save(&own);
@@ -107,11 +131,7 @@ AOTC_INTERNAL aotc__thread_ret AOTC__THREAD_CALL aotc__pool_worker(void* arg) {
     aotc__pool_run_chunks(p);
     aotc_fpenv_leave(&own);
 
-    if (aotc__afetch_add(&p->pending, -1, acq_rel) == 1) {
-      aotc__mutex_lock(&p->mutex);
-      aotc__cond_signal(&p->done);
-      aotc__mutex_unlock(&p->mutex);
-    }
+    aotc__pool_leave(p);
   }
   return AOTC__THREAD_RETURN;
 }
@@ -150,7 +170,8 @@ AOTC_RT_API aotc_pool* aotc_pool_create(int threads) {
 #endif
   aotc__ainit(&p->generation, 0);
   aotc__ainit(&p->next_chunk, 0);
-  aotc__ainit(&p->pending, 0);
+  aotc__ainit(&p->joined, 0);
+  aotc__ainit(&p->open, 0);
   aotc__ainit(&p->stop, 0);
   aotc__ainit(&p->busy, 0);
   p->allocation = raw;
@@ -200,7 +221,8 @@ AOTC_RT_API void aotc_parallel_for(aotc_pool* pool, int64_t n,
   pool->chunks = n < max_chunks ? n : max_chunks;
   aotc_fpenv_save(&pool->fpenv);
   aotc__astore(&pool->next_chunk, 0, relaxed);
-  aotc__astore(&pool->pending, pool->threads - 1, relaxed);
+
+  aotc__astore(&pool->open, aotc__aload(&pool->generation, relaxed) + 1, seq_cst);
 
   aotc__mutex_lock(&pool->mutex);
   aotc__afetch_add(&pool->generation, 1, release);
@@ -209,13 +231,14 @@ AOTC_RT_API void aotc_parallel_for(aotc_pool* pool, int64_t n,
 
   aotc__pool_run_chunks(pool);
 
+  aotc__astore(&pool->open, 0, seq_cst); /* every chunk is claimed: no worker joins any more */
   for (int i = 0; i < AOTC__POOL_SPINS; ++i) {
-    if (aotc__aload(&pool->pending, acquire) == 0) break;
+    if (aotc__aload(&pool->joined, seq_cst) == 0) break;
     AOTC__CPU_RELAX();
   }
-  if (aotc__aload(&pool->pending, acquire) != 0) {
+  if (aotc__aload(&pool->joined, seq_cst) != 0) {
     aotc__mutex_lock(&pool->mutex);
-    while (aotc__aload(&pool->pending, acquire) != 0)
+    while (aotc__aload(&pool->joined, acquire) != 0)
       aotc__cond_wait(&pool->done, &pool->mutex);
     aotc__mutex_unlock(&pool->mutex);
   }

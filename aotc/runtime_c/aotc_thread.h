@@ -104,7 +104,7 @@ AOTC_INTERNAL void aotc__cond_broadcast(aotc__cond* c) { pthread_cond_broadcast(
 
 /* ---- atomics on int64_t ------------------------------------------------- */
 /* aotc__atomic_i64 is only ever accessed through these, `order` being one of
- * relaxed, acquire, release, acq_rel:
+ * relaxed, acquire, release, acq_rel, seq_cst:
  *   aotc__aload(p, order)           the value
  *   aotc__astore(p, v, order)
  *   aotc__afetch_add(p, v, order)   the value before adding v
