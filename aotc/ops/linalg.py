@@ -389,8 +389,18 @@ def _hlo_matrix(instr: Instruction, shapes: list[Shape], count: int) -> list[Arr
     return [_matrix(s, f"{instr.opcode} operand {k}") for k, s in enumerate(shapes)]
 
 
+# Half types factored as XLA:CPU's unblocked expansion (n <= 128; larger n is blocked there)
+_HALF_CHOL = {"f16": "h", "bf16": "b"}
+_HALF_CHOL_MAX = 128
+
+
 def _cholesky_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    (a,) = _hlo_matrix(instr, shapes, 1)
+    if len(shapes) == 1 and isinstance(shapes[0], ArrayShape) and shapes[0].dtype.name in _HALF_CHOL:
+        a = shapes[0]
+        if a.rank < 2:
+            raise ShapeError(f"cholesky operand must be an array of rank >= 2 (a batch of matrices), got {a}")
+    else:
+        (a,) = _hlo_matrix(instr, shapes, 1)
     if a.dims[-1] != a.dims[-2]:
         raise ShapeError(f"cholesky needs square matrices, got {a.text(False)}")
     if not isinstance(instr.attr("lower", False), bool):
@@ -404,10 +414,27 @@ def _cholesky_kernel(kb, instr: Instruction, outs) -> None:
     nb = prod(bd)
     if nb == 0:
         return
+    if a.dtype.name in _HALF_CHOL:
+        _half_cholesky(kb, instr, a, n, nb, outs)
+        return
     b = _batch(kb, nb)
     kb.emit(K.CallStmt(_fn(LETTER_OF[a.dtype.name], "cholesky"),
                        (K.Const(int(bool(instr.attr("lower", False)))), K.Const(n),
                         _at(kb.buffers[instr.operands[0]], b, n * n), _at(outs[0], b, n * n)), max(1, n * n * n // 6)))
+    _close(kb, nb)
+
+
+def _half_cholesky(kb, instr: Instruction, a: ArrayShape, n: int, nb: int, outs) -> None:
+    if n > _HALF_CHOL_MAX:
+        raise located(f"cholesky {instr.name}: {a.dtype.name} matrices larger than {_HALF_CHOL_MAX}x"
+                      f"{_HALF_CHOL_MAX} are factored blocked by XLA:CPU, which aotc does not reproduce; "
+                      f"got {a.text(False)}", instr.loc)
+    (work,) = _scratch(kb, [("chol_l", DTYPES["f32"], n * n)])
+    b = _batch(kb, nb)
+    kb.emit(K.CallStmt(_fn(_HALF_CHOL[a.dtype.name], "cholesky"),
+                       (K.Const(int(bool(instr.attr("lower", False)))), K.Const(n),
+                        _at(kb.buffers[instr.operands[0]], b, n * n), _at(outs[0], b, n * n), work),
+                       max(1, n * n * n // 6)))
     _close(kb, nb)
 
 

@@ -554,3 +554,38 @@ AOTC__LA_DEFINE(aotc_la_z, aotc_c128, double)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+
+/* The cholesky HLO op on half types (h: f16, b: bf16; stored as uint16_t) as XLA:CPU's
+ * CholeskyExpander writes it for n <= 128 (one unblocked loop, one column a trip), every
+ * step rounded to the type as XLA's own f16/bf16 arithmetic rounds it:
+ *   d = l l^T (an f32 dot of the widened factor), s = a - round(d), r = 1 / round(sqrt(s_jj)),
+ *   column j of l (rows >= j) = round(s r) + 0;  any NaN sqrt makes the whole output NaN.
+ * f16 rounds the reciprocal r to f16 (an f16 divide); bf16 keeps it in f32 (XLA's bf16
+ * normalization widens the divide and its consumer, the multiply, together).
+ * An upper factor is the transpose of the lower factor of the transposed matrix.  `l` is
+ * scratch of n * n floats (the factor so far, exact half values). */
+#define AOTC__LA_HALF_CHOL(P, TO32, FROM32, ROUND, RROUND, QNAN)                                                      \
+AOTC_RT_API void P##_cholesky(int lower, int64_t n, const uint16_t* src, uint16_t* out, float* l) {                   \
+  int64_t rs = lower ? n : 1, cs = lower ? 1 : n; /* a(i, j) of the lower problem is src[i * rs + j * cs] */          \
+  int bad = 0;                                                                                                        \
+  for (int64_t i = 0; i < n * n; ++i) l[i] = 0.0f;                                                                    \
+  for (int64_t j = 0; j < n; ++j) {                                                                                   \
+    float r = 0.0f;                                                                                                   \
+    for (int64_t i = j; i < n; ++i) {                                                                                 \
+      float d = 0.0f;                                                                                                 \
+      for (int64_t k = 0; k < j; ++k) d += l[i * n + k] * l[j * n + k];                                               \
+      float s = ROUND(TO32(src[i * rs + j * cs]) - ROUND(d));                                                         \
+      if (i == j) {                                                                                                   \
+        float q = ROUND(sqrtf(s));                                                                                    \
+        bad |= q != q;                                                                                                \
+        r = RROUND(1.0f / q);                                                                                         \
+      }                                                                                                               \
+      l[i * n + j] = ROUND(s * r) + 0.0f;                                                                             \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  for (int64_t i = 0; i < n; ++i)                                                                                     \
+    for (int64_t j = 0; j < n; ++j) out[i * rs + j * cs] = bad ? (uint16_t)(QNAN) : FROM32(l[i * n + j]);             \
+}
+
+AOTC__LA_HALF_CHOL(aotc_la_h, aotc_f16_to_f32, aotc_f32_to_f16, aotc_round_f16, aotc_round_f16, 0x7E00u)
+AOTC__LA_HALF_CHOL(aotc_la_b, aotc_bf16_to_f32, aotc_f32_to_bf16, aotc_round_bf16, +, 0x7FC0u)

@@ -1,0 +1,81 @@
+"""Cholesky of f16 and bf16 against XLA:CPU, which expands it into one loop of n trips (for
+n <= 128): an f32 dot of the factor so far with itself, its result rounded to the type and
+subtracted from the matrix, `1/sqrt` of the pivot and the column scaled by it, every step in
+the type except bf16's reciprocal, kept in f32 (runtime_c/aotc_linalg.c, `AOTC__LA_HALF_CHOL`).
+n = 8, 33, 64, 128 (the largest unblocked size), lower and upper, batched, and a batch with
+one indefinite matrix (that matrix all NaN).
+
+Bits are compared exactly. The products in the dot are exact in f32 (half values), and its
+sums of at most n-1 of them round far below the type's step, so the order of summation
+(aotc sums k ascending) only matters where an f32 sum lies on a rounding boundary of the
+type; the well-conditioned inputs here hit none. Larger matrices, which XLA:CPU factors
+blocked (block size 128), are refused with a located error.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from aotc.errors import AotcError
+from .conftest import load_case, run_hlo_text
+
+_NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+
+
+def _spd(t: str, batch: tuple, n: int, seed: int) -> np.ndarray:
+    """Well-conditioned symmetric positive definite matrices, rounded to the type."""
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal((*batch, n, n)) / np.sqrt(n)
+    a = g @ np.swapaxes(g, -1, -2) + np.eye(n) * 1.5
+    return a.astype(np.float32).astype(_NP[t])
+
+
+def _chol(name: str, t: str, dims: tuple, lower: bool) -> str:
+    shape = f"{t}[{','.join(map(str, dims))}]"
+    return f"""HloModule {name}
+ENTRY main {{
+  a = {shape} parameter(0)
+  ROOT c = {shape} cholesky(a), lower={'true' if lower else 'false'}
+}}
+"""
+
+
+CASES = {}
+for _k, _t in enumerate(_NP):
+    for _n in (8, 33, 64, 128):
+        for _lower in (True, False):
+            _name = f"narrow_chol_{_t}_{_n}_{'lower' if _lower else 'upper'}"
+            CASES[_name] = (_chol(_name, _t, (_n, _n), _lower), [_spd(_t, (), _n, 100 * _k + _n + _lower)], 0.0)
+    _name = f"narrow_chol_{_t}_batched"
+    CASES[_name] = (_chol(_name, _t, (3, 2, 17, 17), True), [_spd(_t, (3, 2), 17, 7 + _k)], 0.0)
+    # not positive definite in one matrix of the batch: that matrix all NaN, as XLA
+    _bad = _spd(_t, (2,), 9, 9 + _k)
+    _bad[1, 4, 4] = -3.0
+    _name = f"narrow_chol_{_t}_indefinite"
+    CASES[_name] = (_chol(_name, _t, (2, 9, 9), True), [_bad], 0.0)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_narrow_cholesky_matches_xla_bits(name, workdir):
+    inputs, (want,) = load_case(name)
+    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, name)
+    g, w = np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16)
+    bad = np.nonzero(g.reshape(-1) != w.reshape(-1))[0]
+    assert bad.size == 0, f"{name}: {bad.size} of {g.size} differ, first at {bad[:4].tolist()}: " \
+                          f"aotc {g.reshape(-1)[bad[:4]].tolist()} xla {w.reshape(-1)[bad[:4]].tolist()}"
+
+
+@pytest.mark.parametrize("t", sorted(_NP))
+def test_blocked_half_cholesky_is_refused(t, workdir):
+    text = _chol("big", t, (130, 130), True)
+    with pytest.raises(AotcError, match=r"cholesky c: .*larger than 128x128"):
+        run_hlo_text(text, [_spd(t, (), 130, 1)], workdir, "big")
+
+
+def test_f8_cholesky_is_refused(workdir):
+    text = _chol("f8", "f8e4m3fn", (8, 8), True)
+    with pytest.raises(AotcError, match="cholesky"):
+        run_hlo_text(text, [np.eye(8).astype(ml_dtypes.float8_e4m3fn)], workdir, "f8")
