@@ -389,8 +389,10 @@ def _hlo_matrix(instr: Instruction, shapes: list[Shape], count: int) -> list[Arr
     return [_matrix(s, f"{instr.opcode} operand {k}") for k, s in enumerate(shapes)]
 
 
-# Half types factored as XLA:CPU's unblocked expansion (n <= 128; larger n is blocked there)
-_HALF_CHOL = {"f16": "h", "bf16": "b"}
+# Half, f8 and f4 types factored as XLA:CPU's unblocked expansion (n <= 128; larger n is
+# blocked there). f8e8m0fnu, which XLA:CPU computes in f32, is not among them.
+_HALF_CHOL = {"f16": "h", "bf16": "b", **{t: t for t in ("f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz",
+                                                          "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn")}}
 _HALF_CHOL_MAX = 128
 
 

@@ -10,6 +10,9 @@
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
 #endif
+#ifndef AOTC_NARROW_H
+#include "aotc_narrow.h"
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -589,3 +592,41 @@ AOTC_RT_API void P##_cholesky(int lower, int64_t n, const uint16_t* src, uint16_
 
 AOTC__LA_HALF_CHOL(aotc_la_h, aotc_f16_to_f32, aotc_f32_to_f16, aotc_round_f16, aotc_round_f16, 0x7E00u)
 AOTC__LA_HALF_CHOL(aotc_la_b, aotc_bf16_to_f32, aotc_f32_to_bf16, aotc_round_bf16, +, 0x7FC0u)
+
+/* The cholesky HLO op on f8 and f4e2m1fn (T; stored one code a byte) as XLA:CPU computes
+ * it for n <= 128: the unblocked expansion above with f16 arithmetic, every result narrowed
+ * to T through f16 (aotc_round_T), except the pivot's sqrt and its reciprocal, which stay
+ * f16 values (the reciprocal of the sqrt narrowed to T).  The NaN test reads the narrowed
+ * sqrt, so a type without NaN (f4e2m1fn) never flags one. */
+#define AOTC__LA_NARROW_CHOL(T)                                                                                       \
+AOTC_RT_API void aotc_la_##T##_cholesky(int lower, int64_t n, const uint8_t* src, uint8_t* out, float* l) {           \
+  int64_t rs = lower ? n : 1, cs = lower ? 1 : n;                                                                     \
+  int bad = 0;                                                                                                        \
+  for (int64_t i = 0; i < n * n; ++i) l[i] = 0.0f;                                                                    \
+  for (int64_t j = 0; j < n; ++j) {                                                                                   \
+    float r = 0.0f;                                                                                                   \
+    for (int64_t i = j; i < n; ++i) {                                                                                 \
+      float d = 0.0f;                                                                                                 \
+      for (int64_t k = 0; k < j; ++k) d += l[i * n + k] * l[j * n + k];                                               \
+      float s = aotc_round_##T(aotc_##T##_to_f32(src[i * rs + j * cs]) - aotc_round_##T(d));                         \
+      if (i == j) {                                                                                                   \
+        float q = aotc_round_##T(aotc_round_f16(sqrtf(s)));                                                           \
+        bad |= q != q;                                                                                                \
+        r = aotc_round_f16(1.0f / q);                                                                                 \
+      }                                                                                                               \
+      l[i * n + j] = aotc_round_##T(aotc_round_##T(s * r) + 0.0f);                                                    \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  for (int64_t i = 0; i < n * n; ++i) l[i] = bad ? aotc_bitcast_u32_f32(0x7FC00000u) : l[i];                          \
+  for (int64_t i = 0; i < n; ++i)                                                                                     \
+    for (int64_t j = 0; j < n; ++j) out[i * rs + j * cs] = aotc_store_##T(l[i * n + j]);                              \
+}
+
+AOTC__LA_NARROW_CHOL(f8e4m3fn)
+AOTC__LA_NARROW_CHOL(f8e5m2)
+AOTC__LA_NARROW_CHOL(f8e4m3fnuz)
+AOTC__LA_NARROW_CHOL(f8e5m2fnuz)
+AOTC__LA_NARROW_CHOL(f8e4m3b11fnuz)
+AOTC__LA_NARROW_CHOL(f8e4m3)
+AOTC__LA_NARROW_CHOL(f8e3m4)
+AOTC__LA_NARROW_CHOL(f4e2m1fn)

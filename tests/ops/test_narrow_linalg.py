@@ -1,9 +1,11 @@
-"""Cholesky of f16 and bf16 against XLA:CPU, which expands it into one loop of n trips (for
+"""Cholesky of f16, bf16, the f8 types and f4e2m1fn against XLA:CPU, which expands it into one loop of n trips (for
 n <= 128): an f32 dot of the factor so far with itself, its result rounded to the type and
 subtracted from the matrix, `1/sqrt` of the pivot and the column scaled by it, every step in
 the type except bf16's reciprocal, kept in f32 (runtime_c/aotc_linalg.c, `AOTC__LA_HALF_CHOL`).
 n = 8, 33, 64, 128 (the largest unblocked size), lower and upper, batched, and a batch with
-one indefinite matrix (that matrix all NaN).
+one indefinite matrix (that matrix all NaN). The f8 and f4 types compute in f16 and narrow
+every result (through f16) to the type, except the pivot's sqrt and reciprocal, which stay
+f16; f8e8m0fnu, which XLA:CPU computes in f32, is refused.
 
 Bits are compared exactly. The products in the dot are exact in f32 (half values), and its
 sums of at most n-1 of them round far below the type's step, so the order of summation
@@ -23,6 +25,11 @@ from aotc.errors import AotcError
 from .conftest import load_case, run_hlo_text
 
 _NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
+_NARROW = {"f8e3m4": ml_dtypes.float8_e3m4, "f8e4m3": ml_dtypes.float8_e4m3, "f8e4m3fn": ml_dtypes.float8_e4m3fn,
+           "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz,
+           "f8e5m2": ml_dtypes.float8_e5m2, "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+           "f4e2m1fn": ml_dtypes.float4_e2m1fn}
+_ALL = {**_NP, **_NARROW}
 
 
 def _spd(t: str, batch: tuple, n: int, seed: int) -> np.ndarray:
@@ -30,7 +37,7 @@ def _spd(t: str, batch: tuple, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     g = rng.standard_normal((*batch, n, n)) / np.sqrt(n)
     a = g @ np.swapaxes(g, -1, -2) + np.eye(n) * 1.5
-    return a.astype(np.float32).astype(_NP[t])
+    return a.astype(np.float32).astype(_ALL[t])
 
 
 def _chol(name: str, t: str, dims: tuple, lower: bool) -> str:
@@ -58,24 +65,35 @@ for _k, _t in enumerate(_NP):
     CASES[_name] = (_chol(_name, _t, (2, 9, 9), True), [_bad], 0.0)
 
 
+for _k, _t in enumerate(_NARROW):
+    for _n, _lower in ((8, True), (33, False), (64, True)):
+        _name = f"narrow_chol_{_t}_{_n}_{'lower' if _lower else 'upper'}"
+        CASES[_name] = (_chol(_name, _t, (_n, _n), _lower), [_spd(_t, (), _n, 300 + 10 * _k + _n)], 0.0)
+    _bad = _spd(_t, (2,), 9, 500 + _k)
+    _bad[1, 4, 4] = -3.0
+    _name = f"narrow_chol_{_t}_indefinite"
+    CASES[_name] = (_chol(_name, _t, (2, 9, 9), True), [_bad], 0.0)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_narrow_cholesky_matches_xla_bits(name, workdir):
     inputs, (want,) = load_case(name)
     (got,) = run_hlo_text(CASES[name][0], inputs, workdir, name)
-    g, w = np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16)
+    u = np.uint16 if np.asarray(want).dtype.itemsize == 2 else np.uint8
+    g, w = np.asarray(got).view(u), np.asarray(want).view(u)
     bad = np.nonzero(g.reshape(-1) != w.reshape(-1))[0]
     assert bad.size == 0, f"{name}: {bad.size} of {g.size} differ, first at {bad[:4].tolist()}: " \
                           f"aotc {g.reshape(-1)[bad[:4]].tolist()} xla {w.reshape(-1)[bad[:4]].tolist()}"
 
 
-@pytest.mark.parametrize("t", sorted(_NP))
-def test_blocked_half_cholesky_is_refused(t, workdir):
+@pytest.mark.parametrize("t", ["bf16", "f16", "f8e4m3fn"])
+def test_blocked_narrow_cholesky_is_refused(t, workdir):
     text = _chol("big", t, (130, 130), True)
     with pytest.raises(AotcError, match=r"cholesky c: .*larger than 128x128"):
         run_hlo_text(text, [_spd(t, (), 130, 1)], workdir, "big")
 
 
-def test_f8_cholesky_is_refused(workdir):
-    text = _chol("f8", "f8e4m3fn", (8, 8), True)
+def test_f8e8m0fnu_cholesky_is_refused(workdir):
+    text = _chol("e8m0", "f8e8m0fnu", (8, 8), True)
     with pytest.raises(AotcError, match="cholesky"):
-        run_hlo_text(text, [np.eye(8).astype(ml_dtypes.float8_e4m3fn)], workdir, "f8")
+        run_hlo_text(text, [np.eye(8).astype(ml_dtypes.float8_e8m0fnu)], workdir, "e8m0")
