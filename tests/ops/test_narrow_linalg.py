@@ -97,3 +97,31 @@ def test_f8e8m0fnu_cholesky_is_refused(workdir):
     text = _chol("e8m0", "f8e8m0fnu", (8, 8), True)
     with pytest.raises(AotcError, match="cholesky"):
         run_hlo_text(text, [np.eye(8).astype(ml_dtypes.float8_e8m0fnu)], workdir, "e8m0")
+
+
+_CLANG_CASES = ["narrow_chol_f16_64_upper", "narrow_chol_bf16_batched", "narrow_chol_f8e4m3fn_33_upper",
+                "narrow_chol_f4e2m1fn_indefinite"]
+
+
+@pytest.mark.parametrize("name", _CLANG_CASES)
+def test_narrow_cholesky_clang_o3_native(name, workdir):
+    """clang at -O3 -march=native (warning-free under -Werror) gives XLA's bits too."""
+    import shutil
+
+    if shutil.which("clang") is None:
+        pytest.skip("clang is not installed")
+    inputs, (want,) = load_case(name)
+    cmd = ("clang", "-std=c11", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_clang", build_cmd=cmd)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["narrow_chol_f16_batched", "narrow_chol_f8e5m2_indefinite"])
+def test_narrow_cholesky_asan(name, workdir):
+    """Built with AddressSanitizer and UBSan (a report aborts the run)."""
+    from .conftest import run_hlo_text_asan
+
+    inputs, (want,) = load_case(name)
+    (got,) = run_hlo_text_asan(CASES[name][0], inputs, workdir, name)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), name
