@@ -2,7 +2,8 @@
 `?potrf`, `?trsm`, `?geqrf`, `?orgqr`/`?ungqr`, `?syevd`/`?heevd`, `?gesdd`) and the HLO ops
 `cholesky` and `triangular-solve`. Each rule checks shapes, options and layouts
 (linalg_attrs.py), then builds a kernel that calls one runtime routine of
-runtime_c/aotc_linalg.c per matrix of the batch, on row-major logical matrices. Other
+runtime_c/aotc_linalg.c per matrix of the batch, on row-major logical matrices (cholesky of
+f16, bf16, f8 and f4 as XLA:CPU's unblocked expansion, n <= 128). Other
 LAPACK targets (geev, gees, ...) stay unknown targets, refused by custom_call.py.
 """
 from __future__ import annotations

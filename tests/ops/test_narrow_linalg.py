@@ -1,5 +1,5 @@
-"""Cholesky of f16, bf16, the f8 types and f4e2m1fn against XLA:CPU, which expands it into one loop of n trips (for
-n <= 128): an f32 dot of the factor so far with itself, its result rounded to the type and
+"""Cholesky of f16, bf16, the f8 types and f4e2m1fn against XLA:CPU, which expands it into
+one loop of n trips (for n <= 128): an f32 dot of the factor so far with itself, its result rounded to the type and
 subtracted from the matrix, `1/sqrt` of the pivot and the column scaled by it, every step in
 the type except bf16's reciprocal, kept in f32 (runtime_c/aotc_linalg.c, `AOTC__LA_HALF_CHOL`).
 n = 8, 33, 64, 128 (the largest unblocked size), lower and upper, batched, and a batch with
