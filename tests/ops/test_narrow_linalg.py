@@ -1,7 +1,7 @@
 """Cholesky of f16, bf16, the f8 types and f4e2m1fn against XLA:CPU, which expands it into
-one loop of n trips (for n <= 128): an f32 dot of the factor so far with itself, its result rounded to the type and
-subtracted from the matrix, `1/sqrt` of the pivot and the column scaled by it, every step in
-the type except bf16's reciprocal, kept in f32 (runtime_c/aotc_linalg.c, `AOTC__LA_HALF_CHOL`).
+one loop of n trips (for n <= 128): an f32 dot of the factor so far with itself, its result
+rounded to the type and subtracted from the matrix, `1/sqrt` of the pivot and the column
+scaled by it, every step in the type except bf16's reciprocal, kept in f32 (runtime_c/aotc_linalg.c, `AOTC__LA_HALF_CHOL`).
 n = 8, 33, 64, 128 (the largest unblocked size), lower and upper, batched, and a batch with
 one indefinite matrix (that matrix all NaN). The f8 and f4 types compute in f16 and narrow
 every result (through f16) to the type, except the pivot's sqrt and reciprocal, which stay
@@ -103,16 +103,17 @@ _CLANG_CASES = ["narrow_chol_f16_64_upper", "narrow_chol_bf16_batched", "narrow_
                 "narrow_chol_f4e2m1fn_indefinite"]
 
 
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
 @pytest.mark.parametrize("name", _CLANG_CASES)
-def test_narrow_cholesky_clang_o3_native(name, workdir):
-    """clang at -O3 -march=native (warning-free under -Werror) gives XLA's bits too."""
+def test_narrow_cholesky_o3_native(name, cc, workdir):
+    """gcc and clang at -O3 -march=native (warning-free under -Werror) give XLA's bits too."""
     import shutil
 
-    if shutil.which("clang") is None:
-        pytest.skip("clang is not installed")
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
     inputs, (want,) = load_case(name)
-    cmd = ("clang", "-std=c11", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
-    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_clang", build_cmd=cmd)
+    cmd = (cc, "-std=c11", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_{cc}", build_cmd=cmd)
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), name
 
 
