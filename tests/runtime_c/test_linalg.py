@@ -24,7 +24,7 @@ I64 = ctypes.c_int64
 def lib(tmp_path_factory):
     d = tmp_path_factory.mktemp("linalg_rt")
     src = d / "la.c"
-    src.write_text('#include <math.h>\n#include <string.h>\n#include "aotc_rt.h"\n#include "aotc_linalg.c"\n')
+    src.write_text('#include <math.h>\n#include <string.h>\n#include "aotc_rt.h"\n#include "aotc_linalg.c"\n#include "aotc_geev.c"\n')
     for cc in ("gcc", "clang"):
         r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{RUNTIME_DIR}",
                             str(src)], capture_output=True, text=True)
@@ -33,7 +33,7 @@ def lib(tmp_path_factory):
     r = subprocess.run(["gcc", "-std=c11", "-O2", "-DAOTC_RT_API=", "-shared", "-fPIC", f"-I{RUNTIME_DIR}", "-o",
                         str(so), str(src), "-lm"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[:3000]
-    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c"))
+    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c"))
     return ctypes.CDLL(str(so))
 
 
