@@ -1,10 +1,10 @@
 """Dense linear algebra: the LAPACK custom calls JAX emits on CPU (`lapack_?getrf_ffi`,
 `?potrf`, `?trsm`, `?geqrf`, `?orgqr`/`?ungqr`, `?syevd`/`?heevd`, `?gesdd`) and the HLO ops
-`cholesky` and `triangular-solve`. Each rule checks shapes, options and layouts
+`cholesky` and `triangular-solve`, and `?geev`. Each rule checks shapes, options and layouts
 (linalg_attrs.py), then builds a kernel that calls one runtime routine of
-runtime_c/aotc_linalg.c per matrix of the batch, on row-major logical matrices (cholesky of
-f16, bf16, f8 and f4 as XLA:CPU's unblocked expansion, n <= 128). Other
-LAPACK targets (geev, gees, ...) stay unknown targets, refused by custom_call.py.
+runtime_c/aotc_linalg.c (aotc_geev.c) per matrix of the batch, on row-major logical matrices
+(cholesky of f16, bf16, f8 and f4 as XLA:CPU's unblocked expansion, n <= 128). Other LAPACK
+targets (gees, ...) stay unknown targets, refused by custom_call.py.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ _UPLO = letters("L", "U")
 _TRSM = {"side": letters("L", "R"), "uplo": _UPLO, "trans_x": letters("N", "T", "C"), "diag": letters("N", "U")}
 _EIGH = {"mode": letters("V", "N"), "uplo": _UPLO}
 _SVD = {"mode": letters("A", "S", "N")}
+_GEEV = {"compute_left": letters("N", "V"), "compute_right": letters("N", "V")}
 
 
 def _matrix(s: Shape, what: str, letter: str | None = None) -> ArrayShape:
@@ -379,6 +380,53 @@ def _svd_kernel(kb, instr: Instruction, outs) -> None:
 
 for _t in "sdcz":
     RULES.append(OpRule("custom-call", target=f"lapack_{_t}gesdd_ffi", shape=_svd_shape, kernel=_svd_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ geev
+
+
+def _geev_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "geev")
+    options(instr, _GEEV)
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "geev operand", t)
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"geev needs square matrices, got {a.text(False)}")
+    *b, n, _ = a.dims
+    cplx = LETTERS["c" if t in "sc" else "z"][0]
+    if t in "sd":  # wr, wi, vl, vr (complex, as jaxlib unpacks LAPACK's real pairs), info
+        check_layouts(instr, shapes, (True,), (False, False, True, True, False))
+        want = (_arr(a.dtype, (*b, n)), _arr(a.dtype, (*b, n)), _arr(cplx, a.dims), _arr(cplx, a.dims), _arr(S32, b))
+    else:  # w, vl, vr, info
+        check_layouts(instr, shapes, (True,), (False, True, True, False))
+        want = (_arr(a.dtype, (*b, n)), _arr(a.dtype, a.dims), _arr(a.dtype, a.dims), _arr(S32, b))
+    return _expect(instr, _results(instr), want)
+
+
+def _geev_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    o = options(instr, _GEEV)
+    t = LETTER_OF[a.dtype.name]
+    *bd, n, _ = a.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    cplx = LETTERS["c" if t in "sc" else "z"][0]
+    (work,) = _scratch(kb, [("work", cplx, 2 * n * n + 2 * n)])
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    vals = [_at(outs[0], b, n), _at(outs[1], b, n)] if t in "sd" else [_at(outs[0], b, n)]
+    vl, vr, info = outs[-3:]
+    kb.emit(K.CallStmt(_fn(t, "geev"),
+                       (K.Const(int(o["compute_left"] == "V")), K.Const(int(o["compute_right"] == "V")), K.Const(n),
+                        _at(src, b, n * n), *vals, _at(vl, b, n * n), _at(vr, b, n * n), _at(info, b, 1), work),
+                       max(1, 25 * n * n * n)))
+    _close(kb, nb)
+
+
+for _t in "sdcz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}geev_ffi", shape=_geev_shape, kernel=_geev_kernel,
                         buffered_operands=True))
 
 # ------------------------------------------------------------------ HLO ops: cholesky, triangular-solve
