@@ -57,6 +57,9 @@ def functions():
             a, b, left_side=False, lower=False, transpose_a=True, conjugate_a=True),
         "lu": lambda a: tuple(jsl.lu(a)),
         "lu_factor": lambda a: tuple(jsl.lu_factor(a)),
+        "eig": lambda a: tuple(jnp.linalg.eig(a)),
+        "eigvals": jnp.linalg.eigvals,
+        "eig_left": lambda a: tuple(lax.linalg.eig(a, compute_left_eigenvectors=True)),
     }
 
 
@@ -87,6 +90,21 @@ def matrix(rng, shape: tuple, dt: str, kind: str) -> np.ndarray:
         a = np.broadcast_to(4 * np.eye(n), shape).copy().astype(NP[dt])
         a[..., 0, 1] = a[..., 1, 0] = 1
         a[..., 2, 2] = -1
+        return a
+    if kind == "triangular":
+        return np.triu(_normal(rng, shape, dt))
+    if kind == "diagonal":
+        return (_normal(rng, shape, dt) * np.eye(n)).astype(NP[dt])
+    if kind == "repeated":  # S diag(1, 1, 2, 2, ...) S^-1: each eigenvalue twice, diagonalizable
+        s = _normal(rng, shape, dt).astype(np.complex128 if dt.startswith("c") else np.float64) + 2 * n * np.eye(n)
+        d = np.diag((np.arange(n) // 2 + 1).astype(np.float64))
+        return (s @ d @ np.linalg.inv(s)).astype(NP[dt])
+    if kind == "jordan":  # Jordan blocks of size 2 (eigenvalue 1, 2, ...): defective
+        j = np.diag((np.arange(n) // 2 + 1).astype(np.float64)) + np.diag((np.arange(n - 1) % 2 == 0) * 1.0, 1)
+        return np.broadcast_to(j, shape).astype(NP[dt]).copy()
+    if kind == "nan":
+        a = _normal(rng, shape, dt)
+        a[..., 0, 1] = np.nan
         return a
     raise ValueError(kind)
 

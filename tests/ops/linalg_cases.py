@@ -13,9 +13,10 @@ class Case:
     fn: str            # a key of gen_linalg.FUNCTIONS
     dtype: str         # f32, f64, c64, c128
     shape: tuple       # the matrix operand's shape (batch dims first)
-    kind: str = "general"  # general, spd, singular, notpd, lower, upper
+    kind: str = "general"  # general, spd, singular, notpd, lower, upper, triangular, diagonal, repeated,
+    #                        jordan, nan
     rhs: int = 0       # columns of a right-hand side operand (0: none)
-    check: str = "close"   # close, eigh, svd, lu
+    check: str = "close"   # close, eigh, svd, lu, eig
 
 
 def _cases() -> dict[str, Case]:
@@ -73,6 +74,20 @@ def _cases() -> dict[str, Case]:
         add(Case("lu_factor", dt, (4, 4), "singular", check="lu"), "_singular")
         add(Case("cholesky", dt, (5, 5), "notpd"), "_notpd")
         add(Case("cholesky", dt, (2, 5, 5), "notpd"), "_notpd")
+    # general eigenproblem (geev): real inputs have complex-conjugate pairs
+    eig_sizes = {"f32": (1, 2, 3, 17, 64, 128), "f64": (1, 2, 3, 17, 64), "c64": (3, 17), "c128": (2, 3, 17, 64)}
+    for dt, ns in eig_sizes.items():
+        for n in ns:
+            add(Case("eigvals", dt, (n, n), check="eig"))
+            if n <= 64:
+                add(Case("eig", dt, (n, n), check="eig"))
+        add(Case("eig_left", dt, (17, 17), check="eig"))
+        for kind in ("triangular", "diagonal", "repeated", "jordan"):
+            add(Case("eig", dt, (9, 9), kind, check="eig"), f"_{kind}")
+    add(Case("eig", "f32", (2, 3, 17, 17), check="eig"))
+    add(Case("eig_left", "c128", (2, 9, 9), check="eig"))
+    add(Case("eig", "f64", (5, 5), "nan", check="eig"), "_nan")
+    add(Case("eigvals", "c64", (2, 5, 5), "nan", check="eig"), "_nan")
     return out
 
 

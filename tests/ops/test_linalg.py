@@ -1,5 +1,5 @@
 """jnp.linalg and jax.scipy.linalg against XLA:CPU: the LAPACK custom calls (getrf, potrf,
-trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd) and the cholesky and triangular-solve ops.
+trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev) and the cholesky and triangular-solve ops.
 
 Every case of linalg_cases.py is compiled from JAX's pre-optimization HLO and from XLA's
 post-optimization HLO, run (gcc -O1, UBSan) on the stored inputs, and compared with the
@@ -134,9 +134,64 @@ def check_svd(a: np.ndarray, got, want, name: str) -> None:
     assert np.all(du[sep] <= 1e4 * tol) and np.all(dv[sep] <= 1e4 * tol), f"{name}: normalized singular vectors differ"
 
 
+def _pairing(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """For each of XLA's eigenvalues (in its order), the index of aotc's nearest one not taken yet."""
+    free, out = list(range(len(got))), []
+    for x in want:
+        j = min(free, key=lambda k: abs(complex(got[k]) - complex(x)))
+        free.remove(j)
+        out.append(j)
+    return np.array(out, np.int64)
+
+
+def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
+    """geev: aotc's eigenvalues are paired with XLA's (nearest first): aotc runs complex QR
+    without balancing, so beyond small sizes it finds them in another order than LAPACK. Then
+    eigenvalues within 8 n eps |A| kappa(V) (Bauer-Fike; sqrt(eps) |A| for Jordan blocks),
+    residuals |A v - lambda v| and |u^H A - lambda u^H| within 8 n eps |A|, unit norms, and
+    each vector equal to XLA's after a phase normalization where its eigenvalue is isolated."""
+    n = a.shape[-1]
+    eps = _eps(a)
+    tol = 8 * max(n, 1) * eps
+    if not np.all(np.isfinite(want[0])):  # NaN input: XLA's info != 0 makes every output NaN
+        for k, (g, w) in enumerate(zip(got, want)):
+            close(g, w, 0.0, f"{name} output {k}")
+        return
+    A = a.astype(np.complex128).reshape(-1, n, n)
+    outs = [g.astype(np.complex128).reshape(A.shape[0], *g.shape[-(g.ndim - a.ndim + 2):]) for g in got]
+    wants = [w.astype(np.complex128).reshape(A.shape[0], *w.shape[-(w.ndim - a.ndim + 2):]) for w in want]
+    for b in range(A.shape[0]):
+        ab = A[b]
+        norm = max(float(np.linalg.norm(ab)), 1e-300)
+        wx = wants[0][b]
+        perm = _pairing(outs[0][b], wx)
+        wg = outs[0][b][perm]
+        vx = wants[-1][b] if len(want) > 1 else np.linalg.eig(ab)[1]
+        kappa = float(np.linalg.cond(vx)) if n else 1.0
+        etol = np.sqrt(eps) * norm * 10 if kind == "jordan" else tol * norm * max(kappa, 1.0)
+        err = np.abs(wg - wx)
+        assert err.size == 0 or err.max() <= etol, f"{name}[{b}]: eigenvalues differ by {err.max():.3g} > {etol:.3g}"
+        gap = np.array([min([abs(wx[i] - wx[j]) for j in range(n) if j != i] or [norm]) for i in range(n)])
+        for k in range(1, len(got)):
+            v = outs[k][b][:, perm]
+            left = len(got) == 3 and k == 1
+            res = _herm(v) @ ab - wg[:, None] * _herm(v) if left else ab @ v - v * wg[None, :]
+            assert np.abs(res).max(initial=0) <= tol * norm, f"{name}[{b}] output {k}: residual {np.abs(res).max():.3g}"
+            assert np.abs(np.linalg.norm(v, axis=0) - 1).max(initial=0) <= tol, f"{name}[{b}] output {k}: norms"
+            x = wants[k][b]
+            vn, xn = v / _phase(v, 0), x / _phase(x, 0)
+            vtol = 10 * tol * norm * max(kappa, 1.0) / np.maximum(gap, 1e-300)
+            iso = (gap > 1e3 * etol) & (vtol < 0.1)
+            diff = np.abs(vn - xn).max(axis=0, initial=0)
+            assert np.all(diff[iso] <= vtol[iso]), f"{name}[{b}] output {k}: normalized eigenvectors differ"
+
+
 def check(name: str, case, ins, got, want) -> None:
     assert len(got) == len(want), f"{name}: {len(got)} outputs, XLA gave {len(want)}"
     a = ins[0]
+    if case.check == "eig":
+        check_eig(a, got, want, name, case.kind)
+        return
     if case.check == "eigh":
         check_eigh(a, got, want, name)
         return
@@ -187,7 +242,8 @@ def test_jax_case(name, stage, workdir):
 
 
 MLIR = ["solve_f32_3x4x64x64", "svd_full_c64_4x7", "eigh_f64_17x17", "qr_complete_f64_2x3x9x5", "lu_f32_7x4",
-        "cholesky_f64_2x5x5_notpd", "cho_solve_c128_17x17", "triangular_solve_right_upper_t_c64_17x17"]
+        "cholesky_f64_2x5x5_notpd", "cho_solve_c128_17x17", "triangular_solve_right_upper_t_c64_17x17",
+        "eig_c64_17x17"]
 
 
 @pytest.mark.parametrize("name", MLIR)
@@ -213,7 +269,8 @@ def test_hlo_op(name, workdir):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["solve_f32_3x4x64x64", "svd_reduced_c128_2x3x9x5", "eigh_f32_2x3x17x17",
                                   "qr_complete_f64_2x3x9x5", "lu_f64_7x4", "cholesky_f64_2x5x5_notpd",
-                                  "solve_f64_4x4_singular"])
+                                  "solve_f64_4x4_singular", "eig_f32_2x3x17x17", "eig_left_c128_2x9x9",
+                                  "eig_f64_5x5_nan"])
 def test_asan(name, workdir):
     """Built with AddressSanitizer and UBSan: any report fails the run."""
     z = load(name)
@@ -256,19 +313,19 @@ def test_refused_custom_calls(target, layouts, config, message):
     assert err.value.loc is not None and err.value.loc.line == 5
 
 
-def test_geev_is_a_located_error(workdir):
+def test_gees_is_a_located_error(workdir):
     from aotc import driver
     from aotc.errors import AotcError
     from aotc.options import CompileOptions
-    text = """HloModule geev
+    text = """HloModule gees
 ENTRY main {
-  a = f32[3,3]{0,1} parameter(0)
-  ROOT e = (f32[3]{0}, f32[3]{0}, c64[3,3]{0,1}, c64[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", operand_layout_constraints={f32[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 78 : ui8, compute_right = 86 : ui8}
+  a = f64[3,3]{0,1} parameter(0)
+  ROOT s = (f64[3,3]{0,1}, f64[3,3]{0,1}, f64[3]{0}, f64[3]{0}, s32[], s32[]) custom-call(a), custom_call_target="lapack_dgees_ffi", operand_layout_constraints={f64[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, sort = 78 : ui8}
 }
 """
-    fe = driver.frontend("geev.hlo", None, CompileOptions(), text=text)
-    with pytest.raises(AotcError, match='custom-call target "lapack_sgeev_ffi"') as err:
-        driver.generate(fe, str(workdir / "libgeev"), CompileOptions())
+    fe = driver.frontend("gees.hlo", None, CompileOptions(), text=text)
+    with pytest.raises(AotcError, match='custom-call target "lapack_dgees_ffi"') as err:
+        driver.generate(fe, str(workdir / "libgees"), CompileOptions())
     assert err.value.loc is not None and err.value.loc.line == 4
 
 
@@ -277,7 +334,8 @@ ENTRY main {
 _BUILDS = [("gcc", "-O0"), ("gcc", "-O2"), ("gcc", "-O3 -march=native"), ("clang", "-O1"), ("clang", "-O3 -march=native")]
 
 
-@pytest.mark.parametrize("name", ["solve_f32_17x17", "eigh_c128_17x17", "svd_full_f64_7x4", "qr_complete_c64_4x7"])
+@pytest.mark.parametrize("name", ["solve_f32_17x17", "eigh_c128_17x17", "svd_full_f64_7x4", "qr_complete_c64_4x7",
+                                  "eig_left_f64_17x17", "eig_c128_17x17"])
 def test_same_bits_with_every_compiler_and_flag(name, workdir):
     """The generated C, warning-free under -Werror with gcc and clang at several -O levels,
     gives the same bits with every build (FMA contraction is off in the file)."""
