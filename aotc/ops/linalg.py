@@ -1,10 +1,10 @@
 """Dense linear algebra: the LAPACK custom calls JAX emits on CPU (`lapack_?getrf_ffi`,
 `?potrf`, `?trsm`, `?geqrf`, `?orgqr`/`?ungqr`, `?syevd`/`?heevd`, `?gesdd`) and the HLO ops
-`cholesky` and `triangular-solve`, and `?geev`. Each rule checks shapes, options and layouts
+`cholesky` and `triangular-solve`, `?geev`, and the complex `[cz]gees`. Each rule checks shapes, options and layouts
 (linalg_attrs.py), then builds a kernel that calls one runtime routine of
 runtime_c/aotc_linalg.c (aotc_geev.c) per matrix of the batch, on row-major logical matrices
 (cholesky of f16, bf16, f8 and f4 as XLA:CPU's unblocked expansion, n <= 128). Other LAPACK
-targets (gees, ...) stay unknown targets, refused by custom_call.py.
+targets (the real [sd]gees, ...) stay unknown targets, refused by custom_call.py.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ _UPLO = letters("L", "U")
 _TRSM = {"side": letters("L", "R"), "uplo": _UPLO, "trans_x": letters("N", "T", "C"), "diag": letters("N", "U")}
 _EIGH = {"mode": letters("V", "N"), "uplo": _UPLO}
 _SVD = {"mode": letters("A", "S", "N")}
+_GEES = {"mode": letters("V", "N"), "sort": letters("N")}
 _GEEV = {"compute_left": letters("N", "V"), "compute_right": letters("N", "V")}
 
 
@@ -427,6 +428,48 @@ def _geev_kernel(kb, instr: Instruction, outs) -> None:
 
 for _t in "sdcz":
     RULES.append(OpRule("custom-call", target=f"lapack_{_t}geev_ffi", shape=_geev_shape, kernel=_geev_kernel,
+                        buffered_operands=True))
+
+# ------------------------------------------------------------------ gees (complex)
+
+
+def _gees_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
+    t = target_letter(instr, "gees")
+    options(instr, _GEES)
+    if len(shapes) != 1:
+        raise ShapeError(f"custom-call {instr.attr('custom_call_target')} takes one operand")
+    a = _matrix(shapes[0], "gees operand", t)
+    if a.dims[-1] != a.dims[-2]:
+        raise ShapeError(f"gees needs square matrices, got {a.text(False)}")
+    *b, n, _ = a.dims
+    check_layouts(instr, shapes, (True,), (True, True, False, False, False))
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(a.dtype, a.dims), _arr(a.dtype, (*b, n)),
+                                            _arr(S32, b), _arr(S32, b)))
+
+
+def _gees_kernel(kb, instr: Instruction, outs) -> None:
+    a = kb.producers[instr.operands[0]].array_shape
+    o = options(instr, _GEES)
+    t = LETTER_OF[a.dtype.name]
+    *bd, n, _ = a.dims
+    nb = prod(bd)
+    if nb == 0:
+        return
+    (work,) = _scratch(kb, [("work", a.dtype, n * n + n)])
+    src = kb.buffers[instr.operands[0]]
+    b = _batch(kb, nb)
+    tt, z, w, sdim, info = outs
+    kb.emit(K.CallStmt(_fn(t, "gees"),
+                       (K.Const(int(o["mode"] == "V")), K.Const(n), _at(src, b, n * n), _at(tt, b, n * n),
+                        _at(z, b, n * n), _at(w, b, n), _at(sdim, b, 1), _at(info, b, 1), work),
+                       max(1, 15 * n * n * n)))
+    _close(kb, nb)
+
+
+# the real Schur form (quasi-triangular, from LAPACK's real double-shift QR) is not implemented:
+# lapack_[sd]gees_ffi stay unknown targets
+for _t in "cz":
+    RULES.append(OpRule("custom-call", target=f"lapack_{_t}gees_ffi", shape=_gees_shape, kernel=_gees_kernel,
                         buffered_operands=True))
 
 # ------------------------------------------------------------------ HLO ops: cholesky, triangular-solve

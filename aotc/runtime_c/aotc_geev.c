@@ -4,7 +4,8 @@
  * T = Z^H A Z, eigenvectors of T by back-substitution (as ztrevc) moved back by Z, and zgeev's
  * normalization: unit 2-norm, largest component real.  Written once in complex arithmetic
  * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z); the real targets run the complex routine on
- * the real matrix and split the eigenvalues into wr and wi.  No balancing (LAPACK's gebal).
+ * the real matrix and split the eigenvalues into wr and wi.  No balancing (LAPACK's gebal).  The complex
+ * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.
  */
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
@@ -260,6 +261,19 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T*
   T* h = work;                                                                                                    \
   if (n > 0) memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                         \
   P##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n);                                                \
+}                                                                                                                 \
+                                                                                                                  \
+/* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless \
+   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + n elements. */                              \
+AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w, int32_t* sdim, int32_t* info,   \
+                          T* work) {                                                                              \
+  if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                             \
+  P##_hessenberg(n, t, work, work + n * n);                                                                       \
+  *info = P##_lahqr(n, t, work, w);                                                                               \
+  *sdim = 0;                                                                                                      \
+  if (n <= 0) return;                                                                                             \
+  if (vectors) memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                      \
+  else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                 \
 }
 
 /* GCC would vectorize complex products into fused multiply-add/subtract (see aotc_linalg.c). */
