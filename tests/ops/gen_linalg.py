@@ -60,6 +60,7 @@ def functions():
         "eig": lambda a: tuple(jnp.linalg.eig(a)),
         "eigvals": jnp.linalg.eigvals,
         "eig_left": lambda a: tuple(lax.linalg.eig(a, compute_left_eigenvectors=True)),
+        "schur_complex": lambda a: tuple(jsl.schur(a, output="complex")),
     }
 
 

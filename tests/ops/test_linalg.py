@@ -1,5 +1,5 @@
 """jnp.linalg and jax.scipy.linalg against XLA:CPU: the LAPACK custom calls (getrf, potrf,
-trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev) and the cholesky and triangular-solve ops.
+trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, complex gees) and the cholesky and triangular-solve ops.
 
 Every case of linalg_cases.py is compiled from JAX's pre-optimization HLO and from XLA's
 post-optimization HLO, run (gcc -O1, UBSan) on the stored inputs, and compared with the
@@ -186,11 +186,43 @@ def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
             assert np.all(diff[iso] <= vtol[iso]), f"{name}[{b}] output {k}: normalized eigenvectors differ"
 
 
+def check_schur(a: np.ndarray, got, want, name: str, kind: str) -> None:
+    """gees: the Schur form is not unique (it depends on the order QR finds the eigenvalues,
+    and on a phase per Schur vector), so T and Z are checked by what they are: T upper
+    triangular, Z unitary and A = Z T Z^H within 8 n eps |A|, and diag(T) paired with XLA's
+    as check_eig's eigenvalues."""
+    n = a.shape[-1]
+    eps = _eps(a)
+    tol = 8 * max(n, 1) * eps
+    if not np.all(np.isfinite(want[0])):
+        for k, (g, w) in enumerate(zip(got, want)):
+            close(g, w, 0.0, f"{name} output {k}")
+        return
+    A = a.astype(np.complex128).reshape(-1, n, n)
+    T, Z = (g.astype(np.complex128).reshape(-1, n, n) for g in got)
+    TX = want[0].astype(np.complex128).reshape(-1, n, n)
+    for b in range(A.shape[0]):
+        norm = max(float(np.linalg.norm(A[b])), 1e-300)
+        assert np.all(np.tril(T[b], -1) == 0), f"{name}[{b}]: T is not upper triangular"
+        assert np.abs(_herm(Z[b]) @ Z[b] - np.eye(n)).max(initial=0) <= tol, f"{name}[{b}]: Z is not unitary"
+        rec = np.abs(Z[b] @ T[b] @ _herm(Z[b]) - A[b]).max(initial=0)
+        assert rec <= tol * norm, f"{name}[{b}]: Z T Z^H != A ({rec:.3g})"
+        wg, wx = np.diag(T[b]), np.diag(TX[b])
+        perm = _pairing(wg, wx)
+        kappa = float(np.linalg.cond(np.linalg.eig(A[b])[1])) if n else 1.0
+        etol = np.sqrt(eps) * norm * 10 if kind == "jordan" else tol * norm * max(kappa, 1.0)
+        err = np.abs(wg[perm] - wx)
+        assert err.size == 0 or err.max() <= etol, f"{name}[{b}]: eigenvalues differ by {err.max():.3g} > {etol:.3g}"
+
+
 def check(name: str, case, ins, got, want) -> None:
     assert len(got) == len(want), f"{name}: {len(got)} outputs, XLA gave {len(want)}"
     a = ins[0]
     if case.check == "eig":
         check_eig(a, got, want, name, case.kind)
+        return
+    if case.check == "schur":
+        check_schur(a, got, want, name, case.kind)
         return
     if case.check == "eigh":
         check_eigh(a, got, want, name)
@@ -270,7 +302,7 @@ def test_hlo_op(name, workdir):
 @pytest.mark.parametrize("name", ["solve_f32_3x4x64x64", "svd_reduced_c128_2x3x9x5", "eigh_f32_2x3x17x17",
                                   "qr_complete_f64_2x3x9x5", "lu_f64_7x4", "cholesky_f64_2x5x5_notpd",
                                   "solve_f64_4x4_singular", "eig_f32_2x3x17x17", "eig_left_c128_2x9x9",
-                                  "eig_f64_5x5_nan"])
+                                  "eig_f64_5x5_nan", "schur_complex_c128_2x3x17x17"])
 def test_asan(name, workdir):
     """Built with AddressSanitizer and UBSan: any report fails the run."""
     z = load(name)
