@@ -86,12 +86,24 @@ AOTC_INLINE T P##_csqrt(T a) {                                                  
   return P##_mk(P##_fabs(y) / ((R)2 * t), y < (R)0 ? -t : t);                                                     \
 }                                                                                                                 \
                                                                                                                   \
+/* Make the subdiagonal h[i][i-1] real by scaling row i by conj(phase) and column i (and z's) by phase. */            \
+AOTC_INLINE void P##_real_subdiag(int64_t n, T* h, T* z, int64_t i) {                                                 \
+  T sub = h[i * n + i - 1];                                                                                           \
+  if (P##_im(sub) == (R)0) return;                                                                                    \
+  R a = P##_abs(sub);                                                                                                 \
+  T ph = P##_rmul(sub, (R)1 / a), cph = P##_conj(ph);                                                                 \
+  h[i * n + i - 1] = P##_mk(a, (R)0);                                                                                 \
+  for (int64_t c = i + 1; c < n; ++c) h[i * n + c] = P##_mul(h[i * n + c], cph);                                      \
+  for (int64_t r = 0; r < i; ++r) h[r * n + i] = P##_mul(h[r * n + i], ph);                                           \
+  for (int64_t r = 0; r < n; ++r) z[r * n + i] = P##_mul(z[r * n + i], ph);                                           \
+}                                                                                                                     \
 /* Schur form of the Hessenberg h by single-shift QR (as ?lahqr with wantt and wantz): h := T, z := z Q,         \
    w := diag(T).  Returns 0, or the 1-based index of an eigenvalue that did not converge. */                     \
 AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                                                      \
   const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                   \
   const int64_t itmax = 30 * (n > 10 ? n : 10);                                                                   \
   const T zero = P##_mk((R)0, (R)0);                                                                              \
+  for (int64_t i = 1; i < n; ++i) P##_real_subdiag(n, h, z, i);                                                   \
   for (int64_t i = n - 1; i >= 0;) {                                                                              \
     int64_t l = 0;                                                                                                \
     int done = 0;                                                                                                 \
@@ -139,32 +151,61 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
           t = P##_sub(t, P##_mul(u, P##_div(u, P##_add(x, y))));                                                  \
         }                                                                                                         \
       }                                                                                                           \
-      /* one implicit single-shift QR sweep over rows l..i */                                                     \
-      for (int64_t k2 = l; k2 < i; ++k2) {                                                                        \
-        T v[2];                                                                                                   \
-        if (k2 == l) { v[0] = P##_sub(h[l * n + l], t); v[1] = h[(l + 1) * n + l]; }                              \
-        else { v[0] = h[k2 * n + k2 - 1]; v[1] = h[(k2 + 1) * n + k2 - 1]; }                                      \
-        T t1 = P##_hq_larfg(2, v, 1), v2 = v[1];                                                                  \
-        if (k2 > l) { h[k2 * n + k2 - 1] = v[0]; h[(k2 + 1) * n + k2 - 1] = zero; }                               \
-        T ct1 = P##_conj(t1), cv2 = P##_conj(v2);                                                                 \
-        for (int64_t j = k2 > l ? k2 : l; j < n; ++j) {                                                           \
-          T s = P##_mul(ct1, P##_add(h[k2 * n + j], P##_mul(cv2, h[(k2 + 1) * n + j])));                          \
-          h[k2 * n + j] = P##_sub(h[k2 * n + j], s);                                                              \
-          h[(k2 + 1) * n + j] = P##_sub(h[(k2 + 1) * n + j], P##_mul(s, v2));                                     \
-        }                                                                                                         \
-        int64_t top = k2 + 2 < i ? k2 + 2 : i;                                                                    \
-        for (int64_t j = 0; j <= top; ++j) {                                                                      \
-          T s = P##_mul(t1, P##_add(h[j * n + k2], P##_mul(v2, h[j * n + k2 + 1])));                              \
-          h[j * n + k2] = P##_sub(h[j * n + k2], s);                                                              \
-          h[j * n + k2 + 1] = P##_sub(h[j * n + k2 + 1], P##_mul(s, cv2));                                        \
-        }                                                                                                         \
-        for (int64_t j = 0; j < n; ++j) {                                                                         \
-          T s = P##_mul(t1, P##_add(z[j * n + k2], P##_mul(v2, z[j * n + k2 + 1])));                              \
-          z[j * n + k2] = P##_sub(z[j * n + k2], s);                                                              \
-          z[j * n + k2 + 1] = P##_sub(z[j * n + k2 + 1], P##_mul(s, cv2));                                       \
-        }                                                                                                         \
-      }                                                                                                           \
-    }                                                                                                             \
+      /* start the sweep at the lowest m >= l where two small subdiagonals make a bulge harmless */                   \
+      int64_t m = l;                                                                                                  \
+      T v[2];                                                                                                         \
+      for (int64_t mm = i - 1; mm >= l; --mm) {                                                                       \
+        T h11 = h[mm * n + mm], h22 = h[(mm + 1) * n + mm + 1], h11s = P##_sub(h11, t);                               \
+        R h21 = P##_re(h[(mm + 1) * n + mm]);                                                                         \
+        R s = P##_abs1(h11s) + P##_fabs(h21);                                                                         \
+        h11s = P##_rmul(h11s, (R)1 / s);                                                                              \
+        h21 /= s;                                                                                                     \
+        v[0] = h11s;                                                                                                  \
+        v[1] = P##_mk(h21, (R)0);                                                                                     \
+        m = mm;                                                                                                       \
+        if (mm == l) break;                                                                                           \
+        R h10 = P##_re(h[mm * n + mm - 1]);                                                                           \
+        if (P##_fabs(h10) * P##_fabs(h21) <= ulp * (P##_abs1(h11s) * (P##_abs1(h11) + P##_abs1(h22)))) break;         \
+      }                                                                                                               \
+      /* one implicit single-shift QR sweep over rows m..i */                                                         \
+      for (int64_t k2 = m; k2 < i; ++k2) {                                                                            \
+        if (k2 > m) { v[0] = h[k2 * n + k2 - 1]; v[1] = h[(k2 + 1) * n + k2 - 1]; }                                   \
+        T t1 = P##_hq_larfg(2, v, 1), v2 = v[1];                                                                      \
+        if (k2 > m) { h[k2 * n + k2 - 1] = v[0]; h[(k2 + 1) * n + k2 - 1] = zero; }                                   \
+        T ct1 = P##_conj(t1), cv2 = P##_conj(v2);                                                                     \
+        R t2 = P##_re(P##_mul(t1, v2));                                                                               \
+        for (int64_t j = k2; j < n; ++j) {                                                                            \
+          T s = P##_add(P##_mul(ct1, h[k2 * n + j]), P##_rmul(h[(k2 + 1) * n + j], t2));                              \
+          h[k2 * n + j] = P##_sub(h[k2 * n + j], s);                                                                  \
+          h[(k2 + 1) * n + j] = P##_sub(h[(k2 + 1) * n + j], P##_mul(s, v2));                                         \
+        }                                                                                                             \
+        int64_t top = k2 + 2 < i ? k2 + 2 : i;                                                                        \
+        for (int64_t j = 0; j <= top; ++j) {                                                                          \
+          T s = P##_add(P##_mul(t1, h[j * n + k2]), P##_rmul(h[j * n + k2 + 1], t2));                                 \
+          h[j * n + k2] = P##_sub(h[j * n + k2], s);                                                                  \
+          h[j * n + k2 + 1] = P##_sub(h[j * n + k2 + 1], P##_mul(s, cv2));                                            \
+        }                                                                                                             \
+        for (int64_t j = 0; j < n; ++j) {                                                                             \
+          T s = P##_add(P##_mul(t1, z[j * n + k2]), P##_rmul(z[j * n + k2 + 1], t2));                                 \
+          z[j * n + k2] = P##_sub(z[j * n + k2], s);                                                                  \
+          z[j * n + k2 + 1] = P##_sub(z[j * n + k2 + 1], P##_mul(s, cv2));                                            \
+        }                                                                                                             \
+        if (k2 == m && m > l) { /* the step made h[m][m-1] nonreal: a diagonal similarity restores it */              \
+          T tmp = P##_sub(P##_mk((R)1, (R)0), t1);                                                                    \
+          tmp = P##_rmul(tmp, (R)1 / P##_abs(tmp));                                                                   \
+          T ctmp = P##_conj(tmp);                                                                                     \
+          h[(m + 1) * n + m] = P##_mul(h[(m + 1) * n + m], ctmp);                                                     \
+          if (m + 2 <= i) h[(m + 2) * n + m + 1] = P##_mul(h[(m + 2) * n + m + 1], tmp);                              \
+          for (int64_t j = m; j <= i; ++j) {                                                                          \
+            if (j == m + 1) continue;                                                                                 \
+            for (int64_t c = j + 1; c < n; ++c) h[j * n + c] = P##_mul(h[j * n + c], tmp);                            \
+            for (int64_t r = 0; r < j; ++r) h[r * n + j] = P##_mul(h[r * n + j], ctmp);                               \
+            for (int64_t r = 0; r < n; ++r) z[r * n + j] = P##_mul(z[r * n + j], ctmp);                               \
+          }                                                                                                           \
+        }                                                                                                             \
+      }                                                                                                               \
+      P##_real_subdiag(n, h, z, i);                                                                                   \
+    }                                                                                                                 \
     if (!done) return (int32_t)(i + 1);                                                                           \
     w[i] = h[i * n + i];                                                                                          \
     --i;                                                                                                          \
