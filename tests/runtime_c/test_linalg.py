@@ -217,3 +217,62 @@ def test_n256_time(lib, t):
         call()
         dt = time.perf_counter() - t0
         assert dt < 5.0, f"{name} at n = 256 took {dt:.2f} s"
+
+
+_COMPLEX = {"s": np.complex64, "d": np.complex128, "c": np.complex64, "z": np.complex128}
+
+
+def _geev(lib, t, a):
+    n = a.shape[0]
+    ct = _COMPLEX[t]
+    vl, vr, info = np.zeros((n, n), ct), np.zeros((n, n), ct), np.zeros(1, np.int32)
+    work = np.zeros(2 * n * n + 2 * n, ct)
+    if t in "sd":
+        wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
+        getattr(lib, f"aotc_la_{t}_geev")(1, 1, I64(n), _p(a), _p(wr), _p(wi), _p(vl), _p(vr), _p(info), _p(work))
+        w = wr + 1j * wi
+    else:
+        w = np.zeros(n, ct)
+        getattr(lib, f"aotc_la_{t}_geev")(1, 1, I64(n), _p(a), _p(w), _p(vl), _p(vr), _p(info), _p(work))
+    return w, vl, vr, info[0]
+
+
+@pytest.mark.parametrize("t", "sdcz")
+@pytest.mark.parametrize("n", [1, 2, 5, 17, 64])
+def test_geev(lib, t, n):
+    """A vr = vr diag(w), vl^H A = diag(w) vl^H, unit columns with the largest entry real."""
+    rng = np.random.default_rng(n)
+    a = _rand(rng, (n, n), t)
+    w, vl, vr, info = _geev(lib, t, a)
+    assert info == 0
+    A = a.astype(np.complex128)
+    norm = np.linalg.norm(A)
+    assert np.abs(A @ vr - vr * w).max() <= _tol(t, n) * norm
+    assert np.abs(vl.conj().T @ A - w[:, None] * vl.conj().T).max() <= _tol(t, n) * norm
+    for v in (vr, vl):
+        assert np.abs(np.linalg.norm(v, axis=0) - 1).max() <= _tol(t, n)
+        top = v[np.argmax(np.abs(v), axis=0), np.arange(n)]
+        assert np.all(top.imag == 0) and np.all(top.real > 0)
+
+
+@pytest.mark.parametrize("t", "sd")
+def test_geev_nan_info(lib, t):
+    a = _rand(np.random.default_rng(4), (4, 4), t)
+    a[0, 1] = np.nan  # QR never converges: info > 0, everything NaN
+    w, vl, vr, info = _geev(lib, t, a)
+    assert info > 0 and np.all(np.isnan(w)) and np.all(np.isnan(vr))
+
+
+@pytest.mark.parametrize("t", "cz")
+@pytest.mark.parametrize("n", [1, 3, 17])
+def test_gees(lib, t, n):
+    rng = np.random.default_rng(n)
+    a = _rand(rng, (n, n), t)
+    tt, z, w = np.zeros_like(a), np.zeros_like(a), np.zeros(n, a.dtype)
+    sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
+    work = np.zeros(n * n + n, a.dtype)
+    getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(w), _p(sdim), _p(info), _p(work))
+    assert info[0] == 0 and sdim[0] == 0
+    assert np.all(np.tril(tt, -1) == 0) and np.array_equal(np.diag(tt), w)
+    assert np.abs(z.conj().T @ z - np.eye(n)).max() <= _tol(t, n)
+    assert np.abs(z @ tt @ z.conj().T - a).max() <= _tol(t, n) * np.linalg.norm(a)
