@@ -153,7 +153,7 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
       }                                                                                                           \
       /* start the sweep at the lowest m >= l where two small subdiagonals make a bulge harmless */                   \
       int64_t m = l;                                                                                                  \
-      T v[2];                                                                                                         \
+      T v[2] = {zero, zero};                                                                                   \
       for (int64_t mm = i - 1; mm >= l; --mm) {                                                                       \
         T h11 = h[mm * n + mm], h22 = h[(mm + 1) * n + mm + 1], h11s = P##_sub(h11, t);                               \
         R h21 = P##_re(h[(mm + 1) * n + mm]);                                                                         \
