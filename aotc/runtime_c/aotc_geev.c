@@ -14,78 +14,78 @@
 #include <stdint.h>
 #include <string.h>
 
-#define AOTC__LA_GEEV(P, T, R)                                                                                     \
-/* Householder reflector of x[0..m) (stride s), LAPACK's ?larfg: x[0] := beta (real), x[1..) := v[1..), returns \
-   tau with (I - tau v v^H)^H x = beta e1, v[0] = 1. */                                                           \
-AOTC_INLINE T P##_hq_larfg(int64_t m, T* x, int64_t s) {                                                          \
-  R amax = (R)0;                                                                                                  \
-  for (int64_t r = 1; r < m; ++r) {                                                                               \
-    R v = P##_fabs(P##_re(x[r * s])), w = P##_fabs(P##_im(x[r * s]));                                            \
-    amax = v > amax ? v : amax;                                                                                   \
-    amax = w > amax ? w : amax;                                                                                   \
-  }                                                                                                               \
-  R xnorm = (R)0;                                                                                                 \
-  if (amax > (R)0) {                                                                                              \
-    R ss = (R)0;                                                                                                  \
-    for (int64_t r = 1; r < m; ++r) ss += P##_abs2(P##_rmul(x[r * s], (R)1 / amax));                              \
-    xnorm = amax * P##_sqrt(ss);                                                                                  \
-  }                                                                                                               \
-  T alpha = x[0];                                                                                                 \
-  R ar = P##_re(alpha), ai = P##_im(alpha);                                                                       \
-  if (xnorm == (R)0 && ai == (R)0) return P##_mk((R)0, (R)0);                                                     \
-  R beta = P##_lapy3(ar, ai, xnorm);                                                                              \
-  if (ar >= (R)0) beta = -beta;                                                                                   \
-  T tau = P##_mk((beta - ar) / beta, -ai / beta);                                                                 \
-  T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(beta, (R)0)));                                       \
-  for (int64_t r = 1; r < m; ++r) x[r * s] = P##_mul(x[r * s], scal);                                             \
-  x[0] = P##_mk(beta, (R)0);                                                                                      \
-  return tau;                                                                                                     \
-}                                                                                                                 \
-                                                                                                                  \
-/* Reduce the n x n row-major h to upper Hessenberg form H = Q^H A Q (as ?gehd2) and set z = Q.  v: n scratch. */ \
-AOTC_INLINE void P##_hessenberg(int64_t n, T* h, T* z, T* v) {                                                    \
-  for (int64_t r = 0; r < n; ++r)                                                                                 \
-    for (int64_t c = 0; c < n; ++c) z[r * n + c] = P##_mk((R)(r == c), (R)0);                                     \
-  for (int64_t i = 0; i + 2 < n; ++i) {                                                                           \
-    int64_t m = n - i - 1;                                                                                        \
-    T tau = P##_hq_larfg(m, h + (i + 1) * n + i, n);                                                              \
-    v[0] = P##_mk((R)1, (R)0);                                                                                    \
-    for (int64_t r = 1; r < m; ++r) {                                                                             \
-      v[r] = h[(i + 1 + r) * n + i];                                                                              \
-      h[(i + 1 + r) * n + i] = P##_mk((R)0, (R)0);                                                               \
-    }                                                                                                             \
-    if (P##_iszero(tau)) continue;                                                                                \
-    /* right: rows 0..n, columns i+1.. of h and of z: X := X - tau (X v) v^H */                                   \
-    for (int pass = 0; pass < 2; ++pass) {                                                                        \
-      T* x = pass ? z : h;                                                                                        \
-      for (int64_t r = 0; r < n; ++r) {                                                                           \
-        T* row = x + r * n + i + 1;                                                                               \
-        T s = P##_mk((R)0, (R)0);                                                                                 \
-        for (int64_t c = 0; c < m; ++c) s = P##_add(s, P##_mul(row[c], v[c]));                                   \
-        s = P##_mul(s, tau);                                                                                      \
-        for (int64_t c = 0; c < m; ++c) row[c] = P##_sub(row[c], P##_mul(s, P##_conj(v[c])));                     \
-      }                                                                                                           \
-    }                                                                                                             \
-    /* left: rows i+1.., columns i+1..: X := X - conj(tau) v (v^H X) */                                           \
-    T ct = P##_conj(tau);                                                                                         \
-    for (int64_t c = i + 1; c < n; ++c) {                                                                         \
-      T s = P##_mk((R)0, (R)0);                                                                                   \
-      for (int64_t r = 0; r < m; ++r) s = P##_add(s, P##_mul(P##_conj(v[r]), h[(i + 1 + r) * n + c]));           \
-      s = P##_mul(ct, s);                                                                                         \
-      for (int64_t r = 0; r < m; ++r) h[(i + 1 + r) * n + c] = P##_sub(h[(i + 1 + r) * n + c], P##_mul(v[r], s)); \
-    }                                                                                                             \
-  }                                                                                                               \
-}                                                                                                                 \
-                                                                                                                  \
-/* Complex square root, principal branch (as Fortran's SQRT of a complex). */                                    \
-AOTC_INLINE T P##_csqrt(T a) {                                                                                    \
-  R x = P##_re(a), y = P##_im(a), m = P##_abs(a);                                                                 \
-  if (m == (R)0) return P##_mk((R)0, (R)0);                                                                       \
-  R t = P##_sqrt((R)0.5 * (m + P##_fabs(x)));                                                                     \
-  if (x >= (R)0) return P##_mk(t, y / ((R)2 * t));                                                                \
-  return P##_mk(P##_fabs(y) / ((R)2 * t), y < (R)0 ? -t : t);                                                     \
-}                                                                                                                 \
-                                                                                                                  \
+#define AOTC__LA_GEEV(P, T, R)                                                                                        \
+/* Householder reflector of x[0..m) (stride s), LAPACK's ?larfg: x[0] := beta (real), x[1..) := v[1..), returns       \
+   tau with (I - tau v v^H)^H x = beta e1, v[0] = 1. */                                                               \
+AOTC_INLINE T P##_hq_larfg(int64_t m, T* x, int64_t s) {                                                              \
+  R amax = (R)0;                                                                                                      \
+  for (int64_t r = 1; r < m; ++r) {                                                                                   \
+    R v = P##_fabs(P##_re(x[r * s])), w = P##_fabs(P##_im(x[r * s]));                                                 \
+    amax = v > amax ? v : amax;                                                                                       \
+    amax = w > amax ? w : amax;                                                                                       \
+  }                                                                                                                   \
+  R xnorm = (R)0;                                                                                                     \
+  if (amax > (R)0) {                                                                                                  \
+    R ss = (R)0;                                                                                                      \
+    for (int64_t r = 1; r < m; ++r) ss += P##_abs2(P##_rmul(x[r * s], (R)1 / amax));                                  \
+    xnorm = amax * P##_sqrt(ss);                                                                                      \
+  }                                                                                                                   \
+  T alpha = x[0];                                                                                                     \
+  R ar = P##_re(alpha), ai = P##_im(alpha);                                                                           \
+  if (xnorm == (R)0 && ai == (R)0) return P##_mk((R)0, (R)0);                                                         \
+  R beta = P##_lapy3(ar, ai, xnorm);                                                                                  \
+  if (ar >= (R)0) beta = -beta;                                                                                       \
+  T tau = P##_mk((beta - ar) / beta, -ai / beta);                                                                     \
+  T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(beta, (R)0)));                                           \
+  for (int64_t r = 1; r < m; ++r) x[r * s] = P##_mul(x[r * s], scal);                                                 \
+  x[0] = P##_mk(beta, (R)0);                                                                                          \
+  return tau;                                                                                                         \
+}                                                                                                                     \
+                                                                                                                      \
+/* Reduce the n x n row-major h to upper Hessenberg form H = Q^H A Q (as ?gehd2) and set z = Q.  v: n scratch. */     \
+AOTC_INLINE void P##_hessenberg(int64_t n, T* h, T* z, T* v) {                                                        \
+  for (int64_t r = 0; r < n; ++r)                                                                                     \
+    for (int64_t c = 0; c < n; ++c) z[r * n + c] = P##_mk((R)(r == c), (R)0);                                         \
+  for (int64_t i = 0; i + 2 < n; ++i) {                                                                               \
+    int64_t m = n - i - 1;                                                                                            \
+    T tau = P##_hq_larfg(m, h + (i + 1) * n + i, n);                                                                  \
+    v[0] = P##_mk((R)1, (R)0);                                                                                        \
+    for (int64_t r = 1; r < m; ++r) {                                                                                 \
+      v[r] = h[(i + 1 + r) * n + i];                                                                                  \
+      h[(i + 1 + r) * n + i] = P##_mk((R)0, (R)0);                                                                    \
+    }                                                                                                                 \
+    if (P##_iszero(tau)) continue;                                                                                    \
+    /* right: rows 0..n, columns i+1.. of h and of z: X := X - tau (X v) v^H */                                       \
+    for (int pass = 0; pass < 2; ++pass) {                                                                            \
+      T* x = pass ? z : h;                                                                                            \
+      for (int64_t r = 0; r < n; ++r) {                                                                               \
+        T* row = x + r * n + i + 1;                                                                                   \
+        T s = P##_mk((R)0, (R)0);                                                                                     \
+        for (int64_t c = 0; c < m; ++c) s = P##_add(s, P##_mul(row[c], v[c]));                                        \
+        s = P##_mul(s, tau);                                                                                          \
+        for (int64_t c = 0; c < m; ++c) row[c] = P##_sub(row[c], P##_mul(s, P##_conj(v[c])));                         \
+      }                                                                                                               \
+    }                                                                                                                 \
+    /* left: rows i+1.., columns i+1..: X := X - conj(tau) v (v^H X) */                                               \
+    T ct = P##_conj(tau);                                                                                             \
+    for (int64_t c = i + 1; c < n; ++c) {                                                                             \
+      T s = P##_mk((R)0, (R)0);                                                                                       \
+      for (int64_t r = 0; r < m; ++r) s = P##_add(s, P##_mul(P##_conj(v[r]), h[(i + 1 + r) * n + c]));                \
+      s = P##_mul(ct, s);                                                                                             \
+      for (int64_t r = 0; r < m; ++r) h[(i + 1 + r) * n + c] = P##_sub(h[(i + 1 + r) * n + c], P##_mul(v[r], s));     \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* Complex square root, principal branch (as Fortran's SQRT of a complex). */                                         \
+AOTC_INLINE T P##_csqrt(T a) {                                                                                        \
+  R x = P##_re(a), y = P##_im(a), m = P##_abs(a);                                                                     \
+  if (m == (R)0) return P##_mk((R)0, (R)0);                                                                           \
+  R t = P##_sqrt((R)0.5 * (m + P##_fabs(x)));                                                                         \
+  if (x >= (R)0) return P##_mk(t, y / ((R)2 * t));                                                                    \
+  return P##_mk(P##_fabs(y) / ((R)2 * t), y < (R)0 ? -t : t);                                                         \
+}                                                                                                                     \
+                                                                                                                      \
 /* Make the subdiagonal h[i][i-1] real by scaling row i by conj(phase) and column i (and z's) by phase. */            \
 AOTC_INLINE void P##_real_subdiag(int64_t n, T* h, T* z, int64_t i) {                                                 \
   T sub = h[i * n + i - 1];                                                                                           \
@@ -97,63 +97,63 @@ AOTC_INLINE void P##_real_subdiag(int64_t n, T* h, T* z, int64_t i) {           
   for (int64_t r = 0; r < i; ++r) h[r * n + i] = P##_mul(h[r * n + i], ph);                                           \
   for (int64_t r = 0; r < n; ++r) z[r * n + i] = P##_mul(z[r * n + i], ph);                                           \
 }                                                                                                                     \
-/* Schur form of the Hessenberg h by single-shift QR (as ?lahqr with wantt and wantz): h := T, z := z Q,         \
-   w := diag(T).  Returns 0, or the 1-based index of an eigenvalue that did not converge. */                     \
-AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                                                      \
-  const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                   \
-  const int64_t itmax = 30 * (n > 10 ? n : 10);                                                                   \
-  const T zero = P##_mk((R)0, (R)0);                                                                              \
-  for (int64_t i = 1; i < n; ++i) P##_real_subdiag(n, h, z, i);                                                   \
-  for (int64_t i = n - 1; i >= 0;) {                                                                              \
-    int64_t l = 0;                                                                                                \
-    int done = 0;                                                                                                 \
-    for (int64_t its = 0; its <= itmax; ++its) {                                                                  \
-      int64_t k = i;                                                                                              \
-      for (; k > l; --k) {                                                                                        \
-        T sub = h[k * n + k - 1];                                                                                 \
-        if (P##_abs1(sub) <= smlnum) break;                                                                       \
-        R tst = P##_abs1(h[(k - 1) * n + k - 1]) + P##_abs1(h[k * n + k]);                                        \
-        if (tst == (R)0) {                                                                                        \
-          if (k - 2 >= l) tst += P##_fabs(P##_re(h[(k - 1) * n + k - 2]));                                        \
-          if (k + 1 <= i) tst += P##_fabs(P##_re(h[(k + 1) * n + k]));                                            \
-        }                                                                                                         \
-        if (P##_abs1(sub) <= ulp * tst) {                                                                         \
-          R s1 = P##_abs1(sub), s2 = P##_abs1(h[(k - 1) * n + k]);                                                \
-          R ab = s1 > s2 ? s1 : s2, ba = s1 > s2 ? s2 : s1;                                                       \
-          R d1 = P##_abs1(h[k * n + k]), d2 = P##_abs1(P##_sub(h[(k - 1) * n + k - 1], h[k * n + k]));            \
-          R aa = d1 > d2 ? d1 : d2, bb = d1 > d2 ? d2 : d1, s = aa + ab;                                          \
-          R rhs = ulp * (bb * (aa / s));                                                                          \
-          if (ba * (ab / s) <= (smlnum > rhs ? smlnum : rhs)) break;                                              \
-        }                                                                                                         \
-      }                                                                                                           \
-      l = k;                                                                                                      \
-      if (l > 0) h[l * n + l - 1] = zero;                                                                         \
-      if (l >= i) { done = 1; break; }                                                                            \
-      T t;                                                                                                        \
-      if (its % 20 == 10) {                                                                                       \
-        t = P##_add(h[l * n + l], P##_mk((R)0.75 * P##_fabs(P##_re(h[(l + 1) * n + l])), (R)0));                  \
-      } else if (its % 20 == 0 && its > 0) {                                                                      \
-        t = P##_add(h[i * n + i], P##_mk((R)0.75 * P##_fabs(P##_re(h[i * n + i - 1])), (R)0));                    \
-      } else { /* Wilkinson's shift */                                                                            \
-        t = h[i * n + i];                                                                                         \
-        T u = P##_mul(P##_csqrt(h[(i - 1) * n + i]), P##_csqrt(h[i * n + i - 1]));                                \
-        R s = P##_abs1(u);                                                                                        \
-        if (s != (R)0) {                                                                                          \
-          T x = P##_rmul(P##_sub(h[(i - 1) * n + i - 1], t), (R)0.5);                                             \
-          R sx = P##_abs1(x);                                                                                     \
-          s = s > sx ? s : sx;                                                                                    \
-          T xs = P##_rmul(x, (R)1 / s), us = P##_rmul(u, (R)1 / s);                                               \
-          T y = P##_rmul(P##_csqrt(P##_add(P##_mul(xs, xs), P##_mul(us, us))), s);                                \
-          if (sx > (R)0) {                                                                                        \
-            T xn = P##_rmul(x, (R)1 / sx);                                                                        \
-            if (P##_re(xn) * P##_re(y) + P##_im(xn) * P##_im(y) < (R)0) y = P##_sub(zero, y);                     \
-          }                                                                                                       \
-          t = P##_sub(t, P##_mul(u, P##_div(u, P##_add(x, y))));                                                  \
-        }                                                                                                         \
-      }                                                                                                           \
+/* Schur form of the Hessenberg h by single-shift QR (as ?lahqr with wantt and wantz): h := T, z := z Q,              \
+   w := diag(T).  Returns 0, or the 1-based index of an eigenvalue that did not converge. */                          \
+AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                                                          \
+  const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                       \
+  const int64_t itmax = 30 * (n > 10 ? n : 10);                                                                       \
+  const T zero = P##_mk((R)0, (R)0);                                                                                  \
+  for (int64_t i = 1; i < n; ++i) P##_real_subdiag(n, h, z, i);                                                       \
+  for (int64_t i = n - 1; i >= 0;) {                                                                                  \
+    int64_t l = 0;                                                                                                    \
+    int done = 0;                                                                                                     \
+    for (int64_t its = 0; its <= itmax; ++its) {                                                                      \
+      int64_t k = i;                                                                                                  \
+      for (; k > l; --k) {                                                                                            \
+        T sub = h[k * n + k - 1];                                                                                     \
+        if (P##_abs1(sub) <= smlnum) break;                                                                           \
+        R tst = P##_abs1(h[(k - 1) * n + k - 1]) + P##_abs1(h[k * n + k]);                                            \
+        if (tst == (R)0) {                                                                                            \
+          if (k - 2 >= l) tst += P##_fabs(P##_re(h[(k - 1) * n + k - 2]));                                            \
+          if (k + 1 <= i) tst += P##_fabs(P##_re(h[(k + 1) * n + k]));                                                \
+        }                                                                                                             \
+        if (P##_abs1(sub) <= ulp * tst) {                                                                             \
+          R s1 = P##_abs1(sub), s2 = P##_abs1(h[(k - 1) * n + k]);                                                    \
+          R ab = s1 > s2 ? s1 : s2, ba = s1 > s2 ? s2 : s1;                                                           \
+          R d1 = P##_abs1(h[k * n + k]), d2 = P##_abs1(P##_sub(h[(k - 1) * n + k - 1], h[k * n + k]));                \
+          R aa = d1 > d2 ? d1 : d2, bb = d1 > d2 ? d2 : d1, s = aa + ab;                                              \
+          R rhs = ulp * (bb * (aa / s));                                                                              \
+          if (ba * (ab / s) <= (smlnum > rhs ? smlnum : rhs)) break;                                                  \
+        }                                                                                                             \
+      }                                                                                                               \
+      l = k;                                                                                                          \
+      if (l > 0) h[l * n + l - 1] = zero;                                                                             \
+      if (l >= i) { done = 1; break; }                                                                                \
+      T t;                                                                                                            \
+      if (its % 20 == 10) {                                                                                           \
+        t = P##_add(h[l * n + l], P##_mk((R)0.75 * P##_fabs(P##_re(h[(l + 1) * n + l])), (R)0));                      \
+      } else if (its % 20 == 0 && its > 0) {                                                                          \
+        t = P##_add(h[i * n + i], P##_mk((R)0.75 * P##_fabs(P##_re(h[i * n + i - 1])), (R)0));                        \
+      } else { /* Wilkinson's shift */                                                                                \
+        t = h[i * n + i];                                                                                             \
+        T u = P##_mul(P##_csqrt(h[(i - 1) * n + i]), P##_csqrt(h[i * n + i - 1]));                                    \
+        R s = P##_abs1(u);                                                                                            \
+        if (s != (R)0) {                                                                                              \
+          T x = P##_rmul(P##_sub(h[(i - 1) * n + i - 1], t), (R)0.5);                                                 \
+          R sx = P##_abs1(x);                                                                                         \
+          s = s > sx ? s : sx;                                                                                        \
+          T xs = P##_rmul(x, (R)1 / s), us = P##_rmul(u, (R)1 / s);                                                   \
+          T y = P##_rmul(P##_csqrt(P##_add(P##_mul(xs, xs), P##_mul(us, us))), s);                                    \
+          if (sx > (R)0) {                                                                                            \
+            T xn = P##_rmul(x, (R)1 / sx);                                                                            \
+            if (P##_re(xn) * P##_re(y) + P##_im(xn) * P##_im(y) < (R)0) y = P##_sub(zero, y);                         \
+          }                                                                                                           \
+          t = P##_sub(t, P##_mul(u, P##_div(u, P##_add(x, y))));                                                      \
+        }                                                                                                             \
+      }                                                                                                               \
       /* start the sweep at the lowest m >= l where two small subdiagonals make a bulge harmless */                   \
       int64_t m = l;                                                                                                  \
-      T v[2] = {zero, zero};                                                                                   \
+      T v[2] = {zero, zero};                                                                                          \
       for (int64_t mm = i - 1; mm >= l; --mm) {                                                                       \
         T h11 = h[mm * n + mm], h22 = h[(mm + 1) * n + mm + 1], h11s = P##_sub(h11, t);                               \
         R h21 = P##_re(h[(mm + 1) * n + mm]);                                                                         \
@@ -206,115 +206,115 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
       }                                                                                                               \
       P##_real_subdiag(n, h, z, i);                                                                                   \
     }                                                                                                                 \
-    if (!done) return (int32_t)(i + 1);                                                                           \
-    w[i] = h[i * n + i];                                                                                          \
-    --i;                                                                                                          \
-  }                                                                                                               \
-  return 0;                                                                                                       \
-}                                                                                                                 \
-                                                                                                                  \
-/* zgeev's normalization of the column c of the n x n row-major v: unit 2-norm, then the component of largest    \
-   modulus made real (and non-negative). */                                                                       \
-AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c) {                                                      \
-  R amax = (R)0;                                                                                                  \
-  for (int64_t r = 0; r < n; ++r) { R a = P##_abs(v[r * n + c]); amax = a > amax ? a : amax; }                    \
-  if (amax == (R)0) return;                                                                                       \
-  R ss = (R)0;                                                                                                    \
-  for (int64_t r = 0; r < n; ++r) ss += P##_abs2(P##_rmul(v[r * n + c], (R)1 / amax));                            \
-  R scl = (R)1 / (amax * P##_sqrt(ss));                                                                           \
-  int64_t best = 0;                                                                                               \
-  R bv = (R)-1;                                                                                                   \
-  for (int64_t r = 0; r < n; ++r) {                                                                               \
-    v[r * n + c] = P##_rmul(v[r * n + c], scl);                                                                   \
-    R a = P##_abs2(v[r * n + c]);                                                                                 \
-    if (a > bv) { bv = a; best = r; }                                                                             \
-  }                                                                                                               \
-  T rot = P##_rmul(P##_conj(v[best * n + c]), (R)1 / P##_sqrt(bv));                                               \
-  for (int64_t r = 0; r < n; ++r) v[r * n + c] = P##_mul(v[r * n + c], rot);                                      \
-  v[best * n + c] = P##_mk(P##_re(v[best * n + c]), (R)0);                                                        \
-}                                                                                                                 \
-                                                                                                                  \
-/* Eigenvectors of the Schur form t (as ?trevc, then back-transformed by z and normalized): right ones into vr   \
-   (column k for w[k]) when `right`, left ones (u^H A = w[k] u^H) into vl when `left`.  x: n scratch. */         \
-AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* z, T* vl, T* vr, T* x) {          \
-  const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                   \
-  for (int64_t k = 0; k < n; ++k) {                                                                               \
-    T lam = t[k * n + k];                                                                                         \
-    R smin = ulp * P##_abs1(lam);                                                                                 \
-    smin = smin > smlnum ? smin : smlnum;                                                                         \
-    if (right) { /* (T - lam) x = 0, x[k] = 1, x[k+1..] = 0 */                                                    \
-      for (int64_t j = 0; j < k; ++j) x[j] = P##_sub(P##_mk((R)0, (R)0), t[j * n + k]);                           \
-      x[k] = P##_mk((R)1, (R)0);                                                                                  \
-      for (int64_t j = k - 1; j >= 0; --j) {                                                                      \
-        T d = P##_sub(t[j * n + j], lam);                                                                         \
-        if (P##_abs1(d) < smin) d = P##_mk(smin, (R)0);                                                           \
-        x[j] = P##_div(x[j], d);                                                                                  \
-        for (int64_t i = 0; i < j; ++i) x[i] = P##_sub(x[i], P##_mul(t[i * n + j], x[j]));                        \
-      }                                                                                                           \
-      for (int64_t r = 0; r < n; ++r) {                                                                           \
-        T s = P##_mk((R)0, (R)0);                                                                                 \
-        for (int64_t j = 0; j <= k; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                             \
-        vr[r * n + k] = s;                                                                                        \
-      }                                                                                                           \
-      P##_normalize(n, vr, k);                                                                                    \
-    }                                                                                                             \
-    if (left) { /* (T - lam)^H y = 0, y[k] = 1, y[..k) = 0 */                                                     \
-      x[k] = P##_mk((R)1, (R)0);                                                                                  \
-      for (int64_t j = k + 1; j < n; ++j) x[j] = P##_sub(P##_mk((R)0, (R)0), P##_conj(t[k * n + j]));             \
-      for (int64_t j = k + 1; j < n; ++j) {                                                                       \
-        T d = P##_conj(P##_sub(t[j * n + j], lam));                                                               \
-        if (P##_abs1(d) < smin) d = P##_mk(smin, (R)0);                                                           \
-        x[j] = P##_div(x[j], d);                                                                                  \
-        for (int64_t i = j + 1; i < n; ++i) x[i] = P##_sub(x[i], P##_mul(P##_conj(t[j * n + i]), x[j]));         \
-      }                                                                                                           \
-      for (int64_t r = 0; r < n; ++r) {                                                                           \
-        T s = P##_mk((R)0, (R)0);                                                                                 \
-        for (int64_t j = k; j < n; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                              \
-        vl[r * n + k] = s;                                                                                        \
-      }                                                                                                           \
-      P##_normalize(n, vl, k);                                                                                    \
-    }                                                                                                             \
-  }                                                                                                               \
-}                                                                                                                 \
-                                                                                                                  \
-/* The general eigenproblem (?geev) of the n x n matrix already copied into h (row-major; overwritten): w the    \
-   eigenvalues, vl/vr (when asked; zeros otherwise) the normalized left/right eigenvectors as columns, *info 0    \
-   or the 1-based index of an eigenvalue that did not converge (LAPACK's info; the outputs are then NaN).        \
-   work: n*n + 2n elements. */                                                                                    \
-AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl, T* vr, int32_t* info, T* work) { \
-  T* z = work;                                                                                                    \
-  T* x = work + n * n;                                                                                            \
-  P##_hessenberg(n, h, z, x);                                                                                     \
-  *info = P##_lahqr(n, h, z, w);                                                                                  \
-  if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(T));                                                          \
-  if (!right) memset(vr, 0, (size_t)(n * n) * sizeof(T));                                                         \
-  if (*info != 0) {                                                                                               \
-    T nan = P##_mk((R)NAN, (R)NAN);                                                                               \
-    for (int64_t i = 0; i < n; ++i) w[i] = nan;                                                                   \
-    for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                        \
-    return;                                                                                                       \
-  }                                                                                                               \
-  P##_trevc(left, right, n, h, z, vl, vr, x);                                                                     \
-}                                                                                                                 \
-                                                                                                                  \
-AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T* vl, T* vr, int32_t* info,         \
-                          T* work) {                                                                              \
-  T* h = work;                                                                                                    \
-  if (n > 0) memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                         \
-  P##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n);                                                \
-}                                                                                                                 \
-                                                                                                                  \
-/* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless \
-   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + n elements. */                              \
-AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w, int32_t* sdim, int32_t* info,   \
-                          T* work) {                                                                              \
-  if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                             \
-  P##_hessenberg(n, t, work, work + n * n);                                                                       \
-  *info = P##_lahqr(n, t, work, w);                                                                               \
-  *sdim = 0;                                                                                                      \
-  if (n <= 0) return;                                                                                             \
-  if (vectors) memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                      \
-  else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                 \
+    if (!done) return (int32_t)(i + 1);                                                                               \
+    w[i] = h[i * n + i];                                                                                              \
+    --i;                                                                                                              \
+  }                                                                                                                   \
+  return 0;                                                                                                           \
+}                                                                                                                     \
+                                                                                                                      \
+/* zgeev's normalization of the column c of the n x n row-major v: unit 2-norm, then the component of largest         \
+   modulus made real (and non-negative). */                                                                           \
+AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c) {                                                          \
+  R amax = (R)0;                                                                                                      \
+  for (int64_t r = 0; r < n; ++r) { R a = P##_abs(v[r * n + c]); amax = a > amax ? a : amax; }                        \
+  if (amax == (R)0) return;                                                                                           \
+  R ss = (R)0;                                                                                                        \
+  for (int64_t r = 0; r < n; ++r) ss += P##_abs2(P##_rmul(v[r * n + c], (R)1 / amax));                                \
+  R scl = (R)1 / (amax * P##_sqrt(ss));                                                                               \
+  int64_t best = 0;                                                                                                   \
+  R bv = (R)-1;                                                                                                       \
+  for (int64_t r = 0; r < n; ++r) {                                                                                   \
+    v[r * n + c] = P##_rmul(v[r * n + c], scl);                                                                       \
+    R a = P##_abs2(v[r * n + c]);                                                                                     \
+    if (a > bv) { bv = a; best = r; }                                                                                 \
+  }                                                                                                                   \
+  T rot = P##_rmul(P##_conj(v[best * n + c]), (R)1 / P##_sqrt(bv));                                                   \
+  for (int64_t r = 0; r < n; ++r) v[r * n + c] = P##_mul(v[r * n + c], rot);                                          \
+  v[best * n + c] = P##_mk(P##_re(v[best * n + c]), (R)0);                                                            \
+}                                                                                                                     \
+                                                                                                                      \
+/* Eigenvectors of the Schur form t (as ?trevc, then back-transformed by z and normalized): right ones into vr        \
+   (column k for w[k]) when `right`, left ones (u^H A = w[k] u^H) into vl when `left`.  x: n scratch. */              \
+AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* z, T* vl, T* vr, T* x) {              \
+  const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                       \
+  for (int64_t k = 0; k < n; ++k) {                                                                                   \
+    T lam = t[k * n + k];                                                                                             \
+    R smin = ulp * P##_abs1(lam);                                                                                     \
+    smin = smin > smlnum ? smin : smlnum;                                                                             \
+    if (right) { /* (T - lam) x = 0, x[k] = 1, x[k+1..] = 0 */                                                        \
+      for (int64_t j = 0; j < k; ++j) x[j] = P##_sub(P##_mk((R)0, (R)0), t[j * n + k]);                               \
+      x[k] = P##_mk((R)1, (R)0);                                                                                      \
+      for (int64_t j = k - 1; j >= 0; --j) {                                                                          \
+        T d = P##_sub(t[j * n + j], lam);                                                                             \
+        if (P##_abs1(d) < smin) d = P##_mk(smin, (R)0);                                                               \
+        x[j] = P##_div(x[j], d);                                                                                      \
+        for (int64_t i = 0; i < j; ++i) x[i] = P##_sub(x[i], P##_mul(t[i * n + j], x[j]));                            \
+      }                                                                                                               \
+      for (int64_t r = 0; r < n; ++r) {                                                                               \
+        T s = P##_mk((R)0, (R)0);                                                                                     \
+        for (int64_t j = 0; j <= k; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                                 \
+        vr[r * n + k] = s;                                                                                            \
+      }                                                                                                               \
+      P##_normalize(n, vr, k);                                                                                        \
+    }                                                                                                                 \
+    if (left) { /* (T - lam)^H y = 0, y[k] = 1, y[..k) = 0 */                                                         \
+      x[k] = P##_mk((R)1, (R)0);                                                                                      \
+      for (int64_t j = k + 1; j < n; ++j) x[j] = P##_sub(P##_mk((R)0, (R)0), P##_conj(t[k * n + j]));                 \
+      for (int64_t j = k + 1; j < n; ++j) {                                                                           \
+        T d = P##_conj(P##_sub(t[j * n + j], lam));                                                                   \
+        if (P##_abs1(d) < smin) d = P##_mk(smin, (R)0);                                                               \
+        x[j] = P##_div(x[j], d);                                                                                      \
+        for (int64_t i = j + 1; i < n; ++i) x[i] = P##_sub(x[i], P##_mul(P##_conj(t[j * n + i]), x[j]));              \
+      }                                                                                                               \
+      for (int64_t r = 0; r < n; ++r) {                                                                               \
+        T s = P##_mk((R)0, (R)0);                                                                                     \
+        for (int64_t j = k; j < n; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                                  \
+        vl[r * n + k] = s;                                                                                            \
+      }                                                                                                               \
+      P##_normalize(n, vl, k);                                                                                        \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+/* The general eigenproblem (?geev) of the n x n matrix already copied into h (row-major; overwritten): w the         \
+   eigenvalues, vl/vr (when asked; zeros otherwise) the normalized left/right eigenvectors as columns, *info 0        \
+   or the 1-based index of an eigenvalue that did not converge (LAPACK's info; the outputs are then NaN).             \
+   work: n*n + 2n elements. */                                                                                        \
+AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl, T* vr, int32_t* info, T* work) {    \
+  T* z = work;                                                                                                        \
+  T* x = work + n * n;                                                                                                \
+  P##_hessenberg(n, h, z, x);                                                                                         \
+  *info = P##_lahqr(n, h, z, w);                                                                                      \
+  if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(T));                                                              \
+  if (!right) memset(vr, 0, (size_t)(n * n) * sizeof(T));                                                             \
+  if (*info != 0) {                                                                                                   \
+    T nan = P##_mk((R)NAN, (R)NAN);                                                                                   \
+    for (int64_t i = 0; i < n; ++i) w[i] = nan;                                                                       \
+    for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                            \
+    return;                                                                                                           \
+  }                                                                                                                   \
+  P##_trevc(left, right, n, h, z, vl, vr, x);                                                                         \
+}                                                                                                                     \
+                                                                                                                      \
+AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T* vl, T* vr, int32_t* info,            \
+                          T* work) {                                                                                  \
+  T* h = work;                                                                                                        \
+  if (n > 0) memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                             \
+  P##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n);                                                    \
+}                                                                                                                     \
+                                                                                                                      \
+/* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless      \
+   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + n elements. */                                  \
+AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w, int32_t* sdim, int32_t* info,       \
+                          T* work) {                                                                                  \
+  if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                 \
+  P##_hessenberg(n, t, work, work + n * n);                                                                           \
+  *info = P##_lahqr(n, t, work, w);                                                                                   \
+  *sdim = 0;                                                                                                          \
+  if (n <= 0) return;                                                                                                 \
+  if (vectors) memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                          \
+  else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                     \
 }
 
 /* GCC would vectorize complex products into fused multiply-add/subtract (see aotc_linalg.c). */
@@ -326,14 +326,14 @@ AOTC__LA_GEEV(aotc_la_c, aotc_c64, float)
 AOTC__LA_GEEV(aotc_la_z, aotc_c128, double)
 
 /* The real targets: the complex routine on the real matrix; eigenvalues split into wr, wi. */
-#define AOTC__LA_GEEV_REAL(P, Q, RT, CT)                                                                           \
-AOTC_RT_API void P##_geev(int left, int right, int64_t n, const RT* src, RT* wr, RT* wi, CT* vl, CT* vr,          \
-                          int32_t* info, CT* work) {                                                              \
-  CT* h = work;                                                                                                   \
-  CT* w = work + n * n;                                                                                           \
-  for (int64_t i = 0; i < n * n; ++i) h[i] = Q##_mk(src[i], (RT)0);                                               \
-  Q##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n + n);                                            \
-  for (int64_t i = 0; i < n; ++i) { wr[i] = Q##_re(w[i]); wi[i] = Q##_im(w[i]); }                                 \
+#define AOTC__LA_GEEV_REAL(P, Q, RT, CT)                                                                              \
+AOTC_RT_API void P##_geev(int left, int right, int64_t n, const RT* src, RT* wr, RT* wi, CT* vl, CT* vr,              \
+                          int32_t* info, CT* work) {                                                                  \
+  CT* h = work;                                                                                                       \
+  CT* w = work + n * n;                                                                                               \
+  for (int64_t i = 0; i < n * n; ++i) h[i] = Q##_mk(src[i], (RT)0);                                                   \
+  Q##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n + n);                                                \
+  for (int64_t i = 0; i < n; ++i) { wr[i] = Q##_re(w[i]); wi[i] = Q##_im(w[i]); }                                     \
 }
 AOTC__LA_GEEV_REAL(aotc_la_s, aotc_la_c, float, aotc_c64)
 AOTC__LA_GEEV_REAL(aotc_la_d, aotc_la_z, double, aotc_c128)
