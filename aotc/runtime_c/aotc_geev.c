@@ -15,6 +15,16 @@
 #include <string.h>
 
 #define AOTC__LA_GEEV(P, T, R)                                                                                        \
+/* sqrt(x^2 + y^2 + z^2) without overflow (LAPACK's ?lapy3). */                                                       \
+AOTC_INLINE R P##_hq_lapy3(R x, R y, R z) {                                                                           \
+  R ax = P##_fabs(x), ay = P##_fabs(y), az = P##_fabs(z);                                                             \
+  R w = ax > ay ? ax : ay;                                                                                            \
+  w = w > az ? w : az;                                                                                                \
+  if (w == (R)0) return ax + ay + az;                                                                                 \
+  ax /= w; ay /= w; az /= w;                                                                                          \
+  return w * P##_sqrt(ax * ax + ay * ay + az * az);                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
 /* Householder reflector of x[0..m) (stride s), LAPACK's ?larfg: x[0] := beta (real), x[1..) := v[1..), returns       \
    tau with (I - tau v v^H)^H x = beta e1, v[0] = 1. */                                                               \
 AOTC_INLINE T P##_hq_larfg(int64_t m, T* x, int64_t s) {                                                              \
@@ -33,7 +43,7 @@ AOTC_INLINE T P##_hq_larfg(int64_t m, T* x, int64_t s) {                        
   T alpha = x[0];                                                                                                     \
   R ar = P##_re(alpha), ai = P##_im(alpha);                                                                           \
   if (xnorm == (R)0 && ai == (R)0) return P##_mk((R)0, (R)0);                                                         \
-  R beta = P##_lapy3(ar, ai, xnorm);                                                                                  \
+  R beta = P##_hq_lapy3(ar, ai, xnorm);                                                                                  \
   if (ar >= (R)0) beta = -beta;                                                                                       \
   T tau = P##_mk((beta - ar) / beta, -ai / beta);                                                                     \
   T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(beta, (R)0)));                                           \
