@@ -43,7 +43,7 @@ AOTC_INLINE T P##_hq_larfg(int64_t m, T* x, int64_t s) {                        
   T alpha = x[0];                                                                                                     \
   R ar = P##_re(alpha), ai = P##_im(alpha);                                                                           \
   if (xnorm == (R)0 && ai == (R)0) return P##_mk((R)0, (R)0);                                                         \
-  R beta = P##_hq_lapy3(ar, ai, xnorm);                                                                                  \
+  R beta = P##_hq_lapy3(ar, ai, xnorm);                                                                               \
   if (ar >= (R)0) beta = -beta;                                                                                       \
   T tau = P##_mk((beta - ar) / beta, -ai / beta);                                                                     \
   T scal = P##_div(P##_mk((R)1, (R)0), P##_sub(alpha, P##_mk(beta, (R)0)));                                           \
