@@ -34,6 +34,9 @@ def _fixture_texts():
     from tests.e2e import host_models
     for name in ("CUSTOM", "STREAM", "SENDRECV"):
         yield f"host_models.{name}", getattr(host_models, name)
+    # state across runs: XLA's outputs of several executions, tests/e2e/test_rng_state.py
+    from tests.e2e import rng_state_model
+    yield "rng_state_model", rng_state_model.MODEL
     import numpy as np  # jnp.linalg exported from JAX (tests/ops/gen_linalg.py)
     for p in sorted((ROOT / "ops" / "data" / "linalg").glob("*.npz")):
         yield p.stem, str(np.load(p)["hlo_pre"])
