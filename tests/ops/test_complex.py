@@ -27,16 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-_EDGE32 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38, 1.0, -1.0, 0.5, -2.0, 1e-30]
-_EDGE64 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 1.7e308, -1.7e308, 1.0, -1.0, 0.5, -2.0,
-           1e-300]
-_N = 4096
-
-
-def _pack(re, im, dtype) -> np.ndarray:
-    out = np.empty(np.shape(re), dtype)
-    out.real, out.imag = re, im  # keeps -0 parts
-    return out
+from .complex_values import EDGE32 as _EDGE32, EDGE64 as _EDGE64, N as _N, pack as _pack
 
 
 def _values(dtype, real_dtype, edge, max_exp: float, seed: int) -> np.ndarray:
@@ -280,21 +271,12 @@ _BUILDS = [(cc, opt) for cc in ("gcc", "clang") for opt in (("-O0",), ("-O2",), 
 def test_same_bits_whatever_flags(name, workdir):
     """gcc and clang at -O0, -O2, -O3 and -O3 -march=native (where gcc may fuse a complex product
     into fmaddsub unless contraction is off) give the same bits, NaNs included."""
-    import shutil
-
-    from .conftest import load_case, run_hlo_text
+    from .complex_values import assert_one_result, builds
+    from .conftest import load_case
 
     text, _, _ = CASES[name]
     inputs, _ = load_case(name)
-    seen: dict[bytes, str] = {}
-    for cc, opt in _BUILDS:
-        if shutil.which(cc) is None:
-            continue
-        cmd = (cc, "-std=c11", *opt, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
-        got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{'_'.join(o.strip('-=') for o in opt)}",
-                           build_cmd=cmd)
-        seen.setdefault(b"".join(np.ascontiguousarray(g).tobytes() for g in got), " ".join(cmd))
-    assert len(seen) == 1, f"{name}: different bits from {sorted(seen.values())}"
+    assert_one_result(builds(text, inputs, workdir, name, _BUILDS), name)
 
 
 @pytest.mark.slow

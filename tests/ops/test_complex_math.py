@@ -73,26 +73,14 @@ def test_case(name, workdir):
             np.testing.assert_allclose(gp[fin], wp[fin], rtol=rtol, atol=0, err_msg=what)
 
 
-_BUILDS = [(cc, opt) for cc in ("gcc", "clang") for opt in (("-O0",), ("-O3",), ("-O3", "-march=native"))]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_bits_whatever_flags(name, workdir):
     """gcc and clang at -O0, -O3 and -O3 -march=native give the same bits, NaNs included (the
     helpers' NaN results are C's quiet NaN, aotc__cq in runtime_c/aotc_math.h)."""
-    import shutil
-
-    from .conftest import load_case, run_hlo_text
+    from .complex_values import assert_one_result, builds
+    from .conftest import load_case
 
     text, _, _ = CASES[name]
     inputs, _ = load_case(name)
-    seen: dict[bytes, str] = {}
-    for cc, opt in _BUILDS:
-        if shutil.which(cc) is None:
-            continue
-        cmd = (cc, "-std=c11", *opt, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
-        got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{'_'.join(o.strip('-=') for o in opt)}",
-                           build_cmd=cmd)
-        seen.setdefault(b"".join(np.ascontiguousarray(g).tobytes() for g in got), " ".join(cmd))
-    assert len(seen) == 1, f"{name}: different bits from {sorted(seen.values())}"
+    assert_one_result(builds(text, inputs, workdir, name), name)

@@ -28,16 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-_EDGE32 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38, 1.0, -1.0, 0.5, -2.0, 1e-30]
-_EDGE64 = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 1.7e308, -1.7e308, 1.0, -1.0, 0.5, -2.0,
-           1e-300]
-_N = 4096
-
-
-def _pack(re, im, dtype) -> np.ndarray:
-    out = np.empty(np.shape(re), dtype)
-    out.real, out.imag = re, im  # keeps -0 parts
-    return out
+from .complex_values import EDGE32 as _EDGE32, EDGE64 as _EDGE64, N as _N, pack as _pack
 
 
 def _operands(dtype, real_dtype, edge, max_exp: float, seed: int) -> list[np.ndarray]:
@@ -158,31 +149,21 @@ def test_reductions_close(name, workdir):
         assert_matches(np.asarray(g), w, rtol, f"{name} output {k}")
 
 
-_BUILDS = [(cc, opt) for cc in ("gcc", "clang") for opt in (("-O0",), ("-O3",), ("-O3", "-march=native"))]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["complex_muldiv_c64", "complex_muldiv_c128"])
 def test_same_bits_whatever_flags(name, workdir):
     """gcc and clang at -O0, -O3 and -O3 -march=native give the same bits, NaNs included, and
     XLA's bits (where gcc would otherwise fuse a complex product into fmaddsub)."""
-    import shutil
-
-    from .conftest import load_case, run_hlo_text
+    from .complex_values import assert_one_result, builds
+    from .conftest import load_case
 
     text, _, _ = CASES[name]
     inputs, expected = load_case(name)
-    seen: dict[bytes, str] = {}
-    for cc, opt in _BUILDS:
-        if shutil.which(cc) is None:
-            continue
-        cmd = (cc, "-std=c11", *opt, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
-        got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{'_'.join(o.strip('-=') for o in opt)}",
-                           build_cmd=cmd)
+    runs = list(builds(text, inputs, workdir, name))
+    for cmd, got in runs:
         for k, (g, w) in enumerate(zip(got, expected)):
-            assert_same_bits(g, w, f"{name} output {k} ({' '.join(cmd)})")
-        seen.setdefault(b"".join(np.ascontiguousarray(g).tobytes() for g in got), " ".join(cmd))
-    assert len(seen) == 1, f"{name}: different bits from {sorted(seen.values())}"
+            assert_same_bits(g, w, f"{name} output {k} ({cmd})")
+    assert_one_result(runs, name)
 
 
 @pytest.mark.slow
