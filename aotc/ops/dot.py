@@ -76,6 +76,24 @@ class GemmPlan:
         """GEMM calls (points of `loops`)."""
         return prod(size for size, *_ in self.loops)
 
+    def loop_offsets(self, bv: K.Expr) -> tuple[K.Expr, K.Expr, K.Expr, K.Expr]:
+        """The element offsets into lhs, rhs and the result of GEMM call number `bv` of the plan's
+        loops (the last loop fastest), and that call's first result row (when ldc divides every
+        result stride)."""
+        loff: K.Expr = K.Const(0)
+        roff: K.Expr = K.Const(0)
+        coff: K.Expr = K.Const(0)
+        row: K.Expr = K.Const(0)
+        rem: K.Expr = bv
+        for d in range(len(self.loops) - 1, -1, -1):
+            size, lst, rst, ost = self.loops[d]
+            idx = rem % size if d > 0 else rem
+            if d > 0:
+                rem = rem // size
+            loff, roff, coff = loff + idx * lst, roff + idx * rst, coff + idx * ost
+            row = row + idx * (ost // self.ldc)
+        return loff, roff, coff, row
+
 
 def _collapse(dims: tuple[int, ...], strides: tuple[int, ...], group: tuple[int, ...]) -> tuple[int, int] | None:
     """(size, stride) of `group` viewed as one dimension, or None if it is not one stride."""
@@ -411,18 +429,7 @@ def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch_at:
         bv = kb.loop(kb.fresh("b"), hi, start=lo)
     else:
         bv = kb.loop(kb.fresh("b"), nb)
-    loff: K.Expr = K.Const(0)
-    roff: K.Expr = K.Const(0)
-    coff: K.Expr = K.Const(0)
-    row: K.Expr = K.Const(0)  # the call's first result row (when ldc divides every stride)
-    rem: K.Expr = bv
-    for d in range(len(p.loops) - 1, -1, -1):
-        size, lst, rst, ost = p.loops[d]
-        idx = rem % size if d > 0 else rem
-        if d > 0:
-            rem = rem // size
-        loff, roff, coff = loff + idx * lst, roff + idx * rst, coff + idx * ost
-        row = row + idx * (ost // p.ldc)
+    loff, roff, coff, row = p.loop_offsets(bv)
     call(loff, roff, coff, at)
     if epilogue is not None:
         assert p.ldc == p.n and all(ost % p.ldc == 0 for *_, ost in p.loops)

@@ -86,16 +86,7 @@ def emit_lowp(kb, instr: Instruction, kind: str, p, lbuf: K.Buf, rbuf: K.Buf, ou
         call(K.Const(0), K.Const(0), K.Const(0))
     else:
         bv = kb.loop(kb.fresh("b"), p.count)
-        loff: K.Expr = K.Const(0)
-        roff: K.Expr = K.Const(0)
-        coff: K.Expr = K.Const(0)
-        rem: K.Expr = bv
-        for d in range(len(p.loops) - 1, -1, -1):
-            size, lst, rst, ost = p.loops[d]
-            idx = rem % size if d > 0 else rem
-            if d > 0:
-                rem = rem // size
-            loff, roff, coff = loff + idx * lst, roff + idx * rst, coff + idx * ost
+        loff, roff, coff, _ = p.loop_offsets(bv)
         call(loff, roff, coff)
         kb.close()
     rows = instr.array_shape.size // p.ldc
