@@ -538,7 +538,12 @@ _TRANSPOSE = {"NO_TRANSPOSE": 0, "TRANSPOSE": 1, "ADJOINT": 2}
 
 
 def _tri_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    a, b = _hlo_matrix(instr, shapes, 2)
+    if len(shapes) == 2 and all(isinstance(s, ArrayShape) and s.dtype.name in _HALF_CHOL for s in shapes):
+        a, b = shapes
+        if a.rank < 2 or b.rank != a.rank or a.dtype != b.dtype:
+            raise ShapeError(f"triangular-solve operands must be batches of matrices of one type, got {a} and {b}")
+    else:
+        a, b = _hlo_matrix(instr, shapes, 2)
     for key in ("left_side", "lower", "unit_diagonal"):
         if not isinstance(instr.attr(key, False), bool):
             raise ShapeError(f"triangular-solve's {key} must be true or false")
@@ -553,9 +558,35 @@ def _tri_kernel(kb, instr: Instruction, outs) -> None:
     a, b = (kb.producers[o].array_shape for o in instr.operands)
     if instr.attr("transpose_a", "NO_TRANSPOSE") not in _TRANSPOSE:
         raise located(f"triangular-solve {instr.name}: unknown transpose_a", instr.loc)
+    if a.dtype.name in _HALF_CHOL:
+        _half_trsolve(kb, instr, a, b, outs)
+        return
     _emit_trsm(kb, a, b, kb.buffers[instr.operands[0]], kb.buffers[instr.operands[1]], outs[0],
                bool(instr.attr("left_side", False)), bool(instr.attr("lower", False)),
                _TRANSPOSE[instr.attr("transpose_a", "NO_TRANSPOSE")], bool(instr.attr("unit_diagonal", False)))
+
+
+def _half_trsolve(kb, instr: Instruction, a: ArrayShape, bsh: ArrayShape, outs) -> None:
+    """XLA:CPU's expansion for one diagonal block (runtime_c/aotc_linalg.c, AOTC__LA_TRSOLVE)."""
+    *bd, m, n = bsh.dims
+    k = a.dims[-1]
+    if k > _HALF_CHOL_MAX:
+        raise located(f"triangular-solve {instr.name}: {a.dtype.name} matrices larger than {_HALF_CHOL_MAX}x"
+                      f"{_HALF_CHOL_MAX} are solved blockwise by XLA:CPU, which aotc does not reproduce; "
+                      f"got {a.text(False)}", instr.loc)
+    nb = prod(bd)
+    if nb == 0 or m * n == 0:
+        return
+    (work,) = _scratch(kb, [("trsolve_w", DTYPES["f32"], 2 * k * k + k)])
+    b = _batch(kb, nb)
+    trans = _TRANSPOSE[instr.attr("transpose_a", "NO_TRANSPOSE")]
+    kb.emit(K.CallStmt(_fn(_HALF_CHOL[a.dtype.name], "trsolve"),
+                       (K.Const(int(bool(instr.attr("left_side", False)))), K.Const(int(bool(instr.attr("lower", False)))),
+                        K.Const(int(trans != 0)), K.Const(int(bool(instr.attr("unit_diagonal", False)))), K.Const(m),
+                        K.Const(n), _at(kb.buffers[instr.operands[0]], b, k * k),
+                        _at(kb.buffers[instr.operands[1]], b, m * n), _at(outs[0], b, m * n), work),
+                       max(1, k * k * k // 3 + m * n * k)))
+    _close(kb, nb)
 
 
 RULES.append(OpRule("triangular-solve", shape=_tri_shape, kernel=_tri_kernel, buffered_operands=True))

@@ -630,3 +630,60 @@ AOTC__LA_NARROW_CHOL(f8e4m3b11fnuz)
 AOTC__LA_NARROW_CHOL(f8e4m3)
 AOTC__LA_NARROW_CHOL(f8e3m4)
 AOTC__LA_NARROW_CHOL(f4e2m1fn)
+
+/* The triangular-solve HLO op on half, f8 and f4e2m1fn types as XLA:CPU's
+ * TriangularSolveExpander writes it for k <= 128 (k the order of a; one diagonal block):
+ *   r = 1 / diag (RROUND: f16 for f16 and the narrow types, unrounded f32 for bf16; 1 when
+ *   `unit`), s = round(a r) scaled by column in a's triangle (the diagonal read as 1 when
+ *   `unit`), then the inverse of s row by row (forward for lower, backward for upper) from
+ *   -I with its first (last) pivot 1: row i = -round(s_i . inv) (an f32 dot), its rows
+ *   scaled, inv_a = round(inv r_i); the solution is one f32 dot of inv_a (transposed when
+ *   `trans`) with b, from the left or the right, rounded to the type.  ROUND rounds an f32
+ *   value to the type (narrow types through f16).  `w` is scratch of 2 k k + k floats. */
+#define AOTC__LA_TRSOLVE(P, ST, TO32, ROUND, RROUND, STORE)                                                           \
+AOTC_RT_API void P##_trsolve(int left, int lower, int trans, int unit, int64_t m, int64_t n, const ST* a,              \
+                             const ST* b, ST* out, float* w) {                                                        \
+  int64_t k = left ? m : n;                                                                                           \
+  float *s = w, *inv = w + k * k, *r = w + 2 * k * k;                                                                 \
+  for (int64_t j = 0; j < k; ++j) r[j] = unit ? 1.0f : RROUND(1.0f / (TO32(a[j * k + j]) + 0.0f));                   \
+  for (int64_t i = 0; i < k; ++i)                                                                                     \
+    for (int64_t j = 0; j < k; ++j) {                                                                                 \
+      int in = lower ? i >= j : i <= j;                                                                               \
+      float v = i == j && unit ? 1.0f : TO32(a[i * k + j]);                                                           \
+      s[i * k + j] = in ? ROUND(v * r[j]) : 0.0f;                                                                     \
+      inv[i * k + j] = i == j ? -1.0f : -0.0f;                                                                        \
+    }                                                                                                                 \
+  if (k > 0) inv[lower ? 0 : k * k - 1] = 1.0f;                                                                       \
+  for (int64_t t = 1; t < k; ++t) {                                                                                   \
+    int64_t i = lower ? t : k - 1 - t, lo = lower ? 0 : i, hi = lower ? i + 1 : k;                                    \
+    for (int64_t c = 0; c < k; ++c) {                                                                                 \
+      float d = 0.0f;                                                                                                 \
+      for (int64_t q = lo; q < hi; ++q) d += s[i * k + q] * inv[q * k + c];                                           \
+      inv[i * k + c] = -ROUND(d);                                                                                     \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  for (int64_t i = 0; i < k; ++i)                                                                                     \
+    for (int64_t c = 0; c < k; ++c) inv[i * k + c] = ROUND(inv[i * k + c] * r[i]);                                    \
+  for (int64_t i = 0; i < m; ++i)                                                                                     \
+    for (int64_t j = 0; j < n; ++j) {                                                                                 \
+      float d = 0.0f;                                                                                                 \
+      for (int64_t c = 0; c < k; ++c) {                                                                               \
+        float x = left ? inv[trans ? c * k + i : i * k + c] : inv[trans ? j * k + c : c * k + j];                    \
+        d += x * TO32(left ? b[c * n + j] : b[i * n + c]);                                                            \
+      }                                                                                                               \
+      out[i * n + j] = STORE(d);                                                                                      \
+    }                                                                                                                 \
+}
+
+AOTC__LA_TRSOLVE(aotc_la_h, uint16_t, aotc_f16_to_f32, aotc_round_f16, aotc_round_f16, aotc_f32_to_f16)
+AOTC__LA_TRSOLVE(aotc_la_b, uint16_t, aotc_bf16_to_f32, aotc_round_bf16, +, aotc_f32_to_bf16)
+#define AOTC__LA_NARROW_TRSOLVE(T)                                                                                    \
+  AOTC__LA_TRSOLVE(aotc_la_##T, uint8_t, aotc_##T##_to_f32, aotc_round_##T, aotc_round_f16, aotc_store_##T)
+AOTC__LA_NARROW_TRSOLVE(f8e4m3fn)
+AOTC__LA_NARROW_TRSOLVE(f8e5m2)
+AOTC__LA_NARROW_TRSOLVE(f8e4m3fnuz)
+AOTC__LA_NARROW_TRSOLVE(f8e5m2fnuz)
+AOTC__LA_NARROW_TRSOLVE(f8e4m3b11fnuz)
+AOTC__LA_NARROW_TRSOLVE(f8e4m3)
+AOTC__LA_NARROW_TRSOLVE(f8e3m4)
+AOTC__LA_NARROW_TRSOLVE(f4e2m1fn)
