@@ -108,3 +108,39 @@ def test_blocked_narrow_trsolve_is_refused(t, workdir):
     text = _text("big", t, (130, 130), (130, 3), combo)
     with pytest.raises(AotcError, match=r"triangular-solve x: .*larger than 128x128"):
         run_hlo_text(text, [_tri(t, (), 130, 1), _rhs(t, (130, 3), 2)], workdir, "big")
+
+
+def test_f8e8m0fnu_trsolve_is_refused(workdir):
+    text = _text("e8m0", "f8e8m0fnu", (8, 8), (8, 2), (True, True, "NO_TRANSPOSE", False))
+    ins = [np.eye(8).astype(ml_dtypes.float8_e8m0fnu), np.ones((8, 2)).astype(ml_dtypes.float8_e8m0fnu)]
+    with pytest.raises(AotcError, match="triangular-solve"):
+        run_hlo_text(text, ins, workdir, "e8m0")
+
+
+_CLANG_CASES = ["narrow_trs_f16_128_rlotu", "narrow_trs_bf16_12_luptd_b", "narrow_trs_f8e4m3fn_8_rupnd",
+                "narrow_trs_f4e2m1fn_12_ruptd_b"]
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("name", _CLANG_CASES)
+def test_narrow_trsolve_o3_native(name, cc, workdir):
+    """gcc and clang at -O3 -march=native (warning-free under -Werror) give XLA's bits too."""
+    import shutil
+
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    inputs, (want,) = load_case(name)
+    cmd = (cc, "-std=c11", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    (got,) = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_{cc}", build_cmd=cmd)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["narrow_trs_f16_12_llonu_b", "narrow_trs_f8e5m2_33_luptd"])
+def test_narrow_trsolve_asan(name, workdir):
+    """Built with AddressSanitizer and UBSan (a report aborts the run)."""
+    from .conftest import run_hlo_text_asan
+
+    inputs, (want,) = load_case(name)
+    (got,) = run_hlo_text_asan(CASES[name][0], inputs, workdir, name)
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), name
