@@ -486,6 +486,8 @@ def _hlo_matrix(instr: Instruction, shapes: list[Shape], count: int) -> list[Arr
 _HALF_CHOL = {"f16": "h", "bf16": "b", **{t: t for t in ("f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz",
                                                           "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn")}}
 _HALF_CHOL_MAX = 128
+# triangular-solve also on f8e8m0fnu (computed in f32 by XLA:CPU, where its expansion is NaN for k > 1)
+_HALF_TRSOLVE = {**_HALF_CHOL, "f8e8m0fnu": "f8e8m0fnu"}
 
 
 def _cholesky_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -538,7 +540,7 @@ _TRANSPOSE = {"NO_TRANSPOSE": 0, "TRANSPOSE": 1, "ADJOINT": 2}
 
 
 def _tri_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    if len(shapes) == 2 and all(isinstance(s, ArrayShape) and s.dtype.name in _HALF_CHOL for s in shapes):
+    if len(shapes) == 2 and all(isinstance(s, ArrayShape) and s.dtype.name in _HALF_TRSOLVE for s in shapes):
         a, b = shapes
         if a.rank < 2 or b.rank != a.rank or a.dtype != b.dtype:
             raise ShapeError(f"triangular-solve operands must be batches of matrices of one type, got {a} and {b}")
@@ -558,7 +560,7 @@ def _tri_kernel(kb, instr: Instruction, outs) -> None:
     a, b = (kb.producers[o].array_shape for o in instr.operands)
     if instr.attr("transpose_a", "NO_TRANSPOSE") not in _TRANSPOSE:
         raise located(f"triangular-solve {instr.name}: unknown transpose_a", instr.loc)
-    if a.dtype.name in _HALF_CHOL:
+    if a.dtype.name in _HALF_TRSOLVE:
         _half_trsolve(kb, instr, a, b, outs)
         return
     _emit_trsm(kb, a, b, kb.buffers[instr.operands[0]], kb.buffers[instr.operands[1]], outs[0],
@@ -580,7 +582,7 @@ def _half_trsolve(kb, instr: Instruction, a: ArrayShape, bsh: ArrayShape, outs) 
     (work,) = _scratch(kb, [("trsolve_w", DTYPES["f32"], 2 * k * k + k)])
     b = _batch(kb, nb)
     trans = _TRANSPOSE[instr.attr("transpose_a", "NO_TRANSPOSE")]
-    kb.emit(K.CallStmt(_fn(_HALF_CHOL[a.dtype.name], "trsolve"),
+    kb.emit(K.CallStmt(_fn(_HALF_TRSOLVE[a.dtype.name], "trsolve"),
                        (K.Const(int(bool(instr.attr("left_side", False)))), K.Const(int(bool(instr.attr("lower", False)))),
                         K.Const(int(trans != 0)), K.Const(int(bool(instr.attr("unit_diagonal", False)))), K.Const(m),
                         K.Const(n), _at(kb.buffers[instr.operands[0]], b, k * k),

@@ -639,7 +639,10 @@ AOTC__LA_NARROW_CHOL(f4e2m1fn)
  *   -I with its first (last) pivot 1: row i = -round(s_i . inv) (an f32 dot), its rows
  *   scaled, inv_a = round(inv r_i); the solution is one f32 dot of inv_a (transposed when
  *   `trans`) with b, from the left or the right, rounded to the type.  ROUND rounds an f32
- *   value to the type (narrow types through f16).  `w` is scratch of 2 k k + k floats. */
+ *   value to the type (narrow types through f16, f8e8m0fnu straight from f32 with an f32
+ *   reciprocal, as XLA:CPU computes that type in f32); negated values are rounded again, as
+ *   XLA converts after its negate (fnuz types lose -0, f8e8m0fnu makes NaN: with k > 1 its
+ *   inverse, and so its solution, is all NaN).  `w` is scratch of 2 k k + k floats. */
 #define AOTC__LA_TRSOLVE(P, ST, TO32, ROUND, RROUND, STORE)                                                           \
 AOTC_RT_API void P##_trsolve(int left, int lower, int trans, int unit, int64_t m, int64_t n, const ST* a,              \
                              const ST* b, ST* out, float* w) {                                                        \
@@ -651,7 +654,7 @@ AOTC_RT_API void P##_trsolve(int left, int lower, int trans, int unit, int64_t m
       int in = lower ? i >= j : i <= j;                                                                               \
       float v = i == j && unit ? 1.0f : TO32(a[i * k + j]);                                                           \
       s[i * k + j] = in ? ROUND(v * r[j]) : 0.0f;                                                                     \
-      inv[i * k + j] = i == j ? -1.0f : -0.0f;                                                                        \
+      inv[i * k + j] = ROUND(-ROUND(i == j ? 1.0f : 0.0f));                                                           \
     }                                                                                                                 \
   if (k > 0) inv[lower ? 0 : k * k - 1] = 1.0f;                                                                       \
   for (int64_t t = 1; t < k; ++t) {                                                                                   \
@@ -659,7 +662,7 @@ AOTC_RT_API void P##_trsolve(int left, int lower, int trans, int unit, int64_t m
     for (int64_t c = 0; c < k; ++c) {                                                                                 \
       float d = 0.0f;                                                                                                 \
       for (int64_t q = lo; q < hi; ++q) d += s[i * k + q] * inv[q * k + c];                                           \
-      inv[i * k + c] = -ROUND(d);                                                                                     \
+      inv[i * k + c] = ROUND(-ROUND(d));                                                                              \
     }                                                                                                                 \
   }                                                                                                                   \
   for (int64_t i = 0; i < k; ++i)                                                                                     \
@@ -687,3 +690,4 @@ AOTC__LA_NARROW_TRSOLVE(f8e4m3b11fnuz)
 AOTC__LA_NARROW_TRSOLVE(f8e4m3)
 AOTC__LA_NARROW_TRSOLVE(f8e3m4)
 AOTC__LA_NARROW_TRSOLVE(f4e2m1fn)
+AOTC__LA_TRSOLVE(aotc_la_f8e8m0fnu, uint8_t, aotc_f8e8m0fnu_to_f32, aotc_round_f8e8m0fnu, +, aotc_store_f8e8m0fnu)
