@@ -102,7 +102,9 @@ def _real(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 # probes aotc computes with XLA:CPU's bits (tests/ops/test_complex_muldiv.py): tolerance 0
-EXACT = {f"{op}.{t}" for op in ("multiply", "divide") for t in ("c64", "c128")}
+EXACT = {f"{op}.{t}" for op in ("multiply", "divide") for t in ("c64", "c128")} | \
+    {f"triangular-solve.{t}" for t in ("f16", "bf16", "f8e3m4", "f8e4m3", "f8e4m3fn", "f8e4m3fnuz", "f8e4m3b11fnuz",
+                                       "f8e5m2", "f8e5m2fnuz", "f8e8m0fnu", "f4e2m1fn")}  # tests/ops/test_narrow_trsolve.py
 
 
 def _checked_opcodes() -> list[str]:
