@@ -3,7 +3,7 @@
 `cholesky` and `triangular-solve`, `?geev`, and the complex `[cz]gees`. Each rule checks shapes, options and layouts
 (linalg_attrs.py), then builds a kernel that calls one runtime routine of
 runtime_c/aotc_linalg.c (aotc_geev.c) per matrix of the batch, on row-major logical matrices
-(cholesky of f16, bf16, f8 and f4 as XLA:CPU's unblocked expansion, n <= 128). Other LAPACK
+(cholesky and triangular-solve of f16, bf16, f8 and f4 as XLA:CPU expands them, n <= 128). Other LAPACK
 targets (the real [sd]gees, ...) stay unknown targets, refused by custom_call.py.
 """
 from __future__ import annotations
