@@ -12,6 +12,9 @@
  * Paths without the instructions: bf16 is widened to f32 for aotc_sgemm;
  * s8 is summed by portable C.
  */
+#ifndef AOTC_GEMM_H /* compiled on its own: the f32 GEMM and conversions it falls back on */
+#include "aotc_gemm.c"
+#endif
 #ifndef AOTC_LOWP_H
 #include "aotc_lowp.h"
 #endif
