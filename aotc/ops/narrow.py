@@ -35,6 +35,9 @@ def unary(op: str, src: DType, x: K.Expr, plain: K.Expr) -> K.Expr:
         # 2^-127 is an f32 subnormal, which XLA's helpers see where the FP environment flushes it
         tiny = _call("aotc_is_subnormal_f32", U8, x)
         return K.Select(tiny, K.Const(1.0, F32) if op == "ceil" else x, plain, F32)
+    if src.name == "f8e8m0fnu" and op == "sign":
+        # every f8e8m0fnu value is positive: XLA:CPU gives 1 for each code but NaN, 2^-127 included
+        return K.Select(_call("aotc_is_nan_f32", U8, x), x, K.Const(1.0, F32), F32)
     return plain
 
 

@@ -143,8 +143,11 @@ AOTC__DEF_NARROW_TYPE(f4e2m1fn, 2u, 1u, 1u, AOTC__NR_SAT, 0x8u, 0x8u)
  * overflow gives NaN.  From f32, an f32 subnormal is 0 ... 2^-126 (code 0 or
  * 1, 2^-127 exact); from f64, anything below 2^-127 gives NaN and anything
  * above 2^-127 but below 2^-126 gives 2^-126. */
+/* Branch-free, so no compiler can give code 0 a path of its own on which it folds the
+ * f32 subnormal 2^-127 into a constant expression (folded without FTZ/DAZ, it would not read
+ * as zero as it does at run time): code 0 is 0x00400000 and 0xff is 0x7FC00000. */
 AOTC_INLINE float aotc_f8e8m0fnu_to_f32(uint8_t c) {
-  return aotc_bitcast_u32_f32(c == 0xFFu ? 0x7FC00000u : c == 0u ? 0x00400000u : (uint32_t)c << 23);
+  return aotc_bitcast_u32_f32(((uint32_t)c << 23) | ((uint32_t)(c == 0u || c == 0xFFu) << 22));
 }
 AOTC_INLINE double aotc_f8e8m0fnu_to_f64(uint8_t c) { return (double)aotc_f8e8m0fnu_to_f32(c); }
 AOTC_INLINE uint8_t aotc_f32_to_f8e8m0fnu(float x) {
