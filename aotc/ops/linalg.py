@@ -482,12 +482,13 @@ def _hlo_matrix(instr: Instruction, shapes: list[Shape], count: int) -> list[Arr
 
 
 # Half, f8 and f4 types factored as XLA:CPU's unblocked expansion (n <= 128; larger n is
-# blocked there). f8e8m0fnu, which XLA:CPU computes in f32, is not among them.
+# blocked there); f8e8m0fnu, which XLA:CPU computes in f32, where its expansion is NaN for
+# n > 1 (and for k > 1 in triangular-solve: runtime_c/aotc_linalg.c).
 _HALF_CHOL = {"f16": "h", "bf16": "b", **{t: t for t in ("f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz",
-                                                          "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn")}}
+                                                          "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn",
+                                                          "f8e8m0fnu")}}
 _HALF_CHOL_MAX = 128
-# triangular-solve also on f8e8m0fnu (computed in f32 by XLA:CPU, where its expansion is NaN for k > 1)
-_HALF_TRSOLVE = {**_HALF_CHOL, "f8e8m0fnu": "f8e8m0fnu"}
+_HALF_TRSOLVE = _HALF_CHOL
 
 
 def _cholesky_shape(instr: Instruction, shapes: list[Shape]) -> Shape:

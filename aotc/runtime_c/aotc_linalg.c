@@ -631,6 +631,20 @@ AOTC__LA_NARROW_CHOL(f8e4m3)
 AOTC__LA_NARROW_CHOL(f8e3m4)
 AOTC__LA_NARROW_CHOL(f4e2m1fn)
 
+/* The cholesky HLO op on f8e8m0fnu as XLA:CPU computes it (in f32): a 1x1 matrix is the
+ * square root of its entry, read under DAZ (2^-127, an f32 subnormal, is 0, whose root is
+ * NaN in this type); a larger one is all NaN, since the expansion's zeros, which this type
+ * cannot hold, enter every dot.  `l` is unused (the same signature as the other types). */
+AOTC_RT_API void aotc_la_f8e8m0fnu_cholesky(int lower, int64_t n, const uint8_t* src, uint8_t* out, float* l) {
+  (void)lower;
+  (void)l;
+  if (n == 1) {
+    out[0] = src[0] == 0u ? 0xFFu : aotc_store_f8e8m0fnu(sqrtf(aotc_f8e8m0fnu_to_f32(src[0])));
+    return;
+  }
+  for (int64_t i = 0; i < n * n; ++i) out[i] = 0xFFu;
+}
+
 /* The triangular-solve HLO op on half, f8 and f4e2m1fn types as XLA:CPU's
  * TriangularSolveExpander writes it for k <= 128 (k the order of a; one diagonal block):
  *   r = 1 / diag (RROUND: f16 for f16 and the narrow types, unrounded f32 for bf16; 1 when

@@ -5,7 +5,9 @@ scaled by it, every step in the type except bf16's reciprocal, kept in f32 (runt
 n = 8, 33, 64, 128 (the largest unblocked size), lower and upper, batched, and a batch with
 one indefinite matrix (that matrix all NaN). The f8 and f4 types compute in f16 and narrow
 every result (through f16) to the type, except the pivot's sqrt and reciprocal, which stay
-f16; f8e8m0fnu, which XLA:CPU computes in f32, is refused.
+f16. f8e8m0fnu, which XLA:CPU computes in f32, is the root of a 1x1 matrix (every code, the
+f32-subnormal 2^-127 read as zero) and NaN for every larger one: the expansion's zeros, which
+that type cannot hold, enter every dot.
 
 Bits are compared exactly. The products in the dot are exact in f32 (half values), and its
 sums of at most n-1 of them round far below the type's step, so the order of summation
@@ -75,6 +77,17 @@ for _k, _t in enumerate(_NARROW):
     CASES[_name] = (_chol(_name, _t, (2, 9, 9), True), [_bad], 0.0)
 
 
+_E8M0 = ml_dtypes.float8_e8m0fnu
+_codes = np.arange(256, dtype=np.uint8).view(_E8M0)
+CASES["narrow_chol_f8e8m0fnu_1x1_every_code"] = (_chol("e8m0_1", "f8e8m0fnu", (256, 1, 1), True),
+                                                 [_codes.reshape(256, 1, 1)], 0.0)
+for _n, _lower in ((2, True), (3, False), (8, True)):
+    # powers of two on a dominant diagonal: positive definite in f32, NaN in this type
+    _a = np.full((2, _n, _n), 0.25) + np.eye(_n) * 4.0
+    _name = f"narrow_chol_f8e8m0fnu_{_n}_{'lower' if _lower else 'upper'}"
+    CASES[_name] = (_chol(_name, "f8e8m0fnu", (2, _n, _n), _lower), [_a.astype(_E8M0)], 0.0)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_narrow_cholesky_matches_xla_bits(name, workdir):
     inputs, (want,) = load_case(name)
@@ -93,14 +106,8 @@ def test_blocked_narrow_cholesky_is_refused(t, workdir):
         run_hlo_text(text, [_spd(t, (), 130, 1)], workdir, "big")
 
 
-def test_f8e8m0fnu_cholesky_is_refused(workdir):
-    text = _chol("e8m0", "f8e8m0fnu", (8, 8), True)
-    with pytest.raises(AotcError, match="cholesky"):
-        run_hlo_text(text, [np.eye(8).astype(ml_dtypes.float8_e8m0fnu)], workdir, "e8m0")
-
-
 _CLANG_CASES = ["narrow_chol_f16_64_upper", "narrow_chol_bf16_batched", "narrow_chol_f8e4m3fn_33_upper",
-                "narrow_chol_f4e2m1fn_indefinite"]
+                "narrow_chol_f4e2m1fn_indefinite", "narrow_chol_f8e8m0fnu_1x1_every_code"]
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
