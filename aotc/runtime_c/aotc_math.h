@@ -464,7 +464,6 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
   AOTC_INLINE T aotc_sqrt_##N(T a) { return sqrt##SFX(a); }                               \
   /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
   AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
-  AOTC_INLINE T aotc_cbrt_##N(T a) { return aotc_ftz_##N(cbrt##SFX(aotc_ftz_##N(a))); }    \
   AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
   /* expm1 passes x through unflushed where x/2 flushes to zero, as XLA's select does */   \
   AOTC_INLINE T aotc_expm1_##N(T a) {                                                     \
@@ -499,6 +498,19 @@ AOTC_INLINE float aotc_flag_nan_f32(float f, float x) { return x != x ? aotc_bit
  * XLA:CPU does; no other result is subnormal.  f64 goes through libm. */
 AOTC_INLINE float aotc_tanh_f32(float a) { return aotc__tanh_f32(a); }
 AOTC_INLINE double aotc_tanh_f64(double a) { return aotc_ftz_f64(aotc__tanh_f64(aotc_ftz_f64(a))); }
+/* cbrt: XLA:CPU calls the host libm's cbrtf / cbrt (glibc's), as aotc does, but with DAZ
+ * and FTZ set.  Under DAZ glibc's frexpf-based cbrtf (measured: glibc 2.36) maps every f32
+ * subnormal, of either sign, to one value: frexpf scales |x| by 2^25, which DAZ reads as 0,
+ * leaving mantissa 0.5 and exponent -151, and the sign test x > 0 is false, so the result is
+ * -(float)2^(-2/3) * 2^-50.  aotc gives that value by the bits, whatever FP environment the
+ * libm call would see.  Zeros, infinities and NaN go to libm; no normal f32 has a subnormal
+ * cube root.  f64 subnormals read as zero and give +-0, as on XLA:CPU. */
+AOTC_INLINE float aotc_cbrt_f32(float a) {
+  uint32_t m = aotc_bitcast_f32_u32(a) & 0x7FFFFFFFu;
+  /* -0x1.428a3p-51, by its bits: C++ before 17 has no hexadecimal float literals */
+  return m != 0u && m < 0x00800000u ? aotc_bitcast_u32_f32(0xA6214518u) : cbrtf(a);
+}
+AOTC_INLINE double aotc_cbrt_f64(double a) { return aotc_ftz_f64(cbrt(aotc_ftz_f64(a))); }
 
 /* ======================================================================== */
 /* Conversions aotc_cvt_<FROM>_<TO>.                                        */

@@ -36,7 +36,8 @@ FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.t
             "tests.ops.test_dot_gemm", "tests.ops.test_select_simd", "tests.ops.test_single_device",
             "tests.ops.test_narrow_conv", "tests.ops.test_winograd", "tests.ops.test_concat_slices",
             "tests.ops.test_dynamic_shapes", "tests.ops.test_dot_lowp",
-            "tests.ops.test_depthwise_pad", "tests.ops.test_narrow_linalg", "tests.ops.test_narrow_trsolve")
+            "tests.ops.test_depthwise_pad", "tests.ops.test_narrow_linalg", "tests.ops.test_narrow_trsolve",
+            "tests.ops.test_cbrt_subnormal")
 
 
 def all_cases() -> dict[str, tuple]:
