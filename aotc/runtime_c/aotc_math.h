@@ -675,20 +675,27 @@ AOTC_INLINE float aotc_bf16_to_f32(uint16_t h) {
   return aotc_bitcast_u32_f32((uint32_t)h << 16);
 }
 
-/* f32 -> bf16: same exponent range, so rounding the low 16 bits is enough;
- * a carry into the exponent is the correct result (up to inf). */
+/* f32 -> bf16 storage: same exponent range, so rounding the low 16 bits is enough;
+ * a carry into the exponent is the correct result (up to inf).  A NaN keeps its upper
+ * 16 bits, so a bf16 value that was only moved (select, copy, a loaded operand) is
+ * stored with its own bits, a signalling NaN included; one whose payload lies in the low
+ * bits alone stays a NaN (quiet).  Computed values and converts from f32 are rounded
+ * first by aotc_round_bf16, which gives XLA:CPU's NaN. */
 AOTC_INLINE uint16_t aotc_f32_to_bf16(float f) {
   uint32_t u = aotc_bitcast_f32_u32(f);
   uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  uint32_t quiet = (u | 0x00400000u) >> 16;
-  return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
+  uint32_t hi = u >> 16;
+  uint32_t nan = (hi & 0x7Fu) == 0u ? hi | 0x40u : hi;
+  return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
 }
 
-/* round an f32 to the nearest bf16 value, kept in a float */
+/* round an f32 to the nearest bf16 value, kept in a float, as XLA:CPU rounds the f32
+ * result of a bf16 op: a NaN becomes the quiet NaN of its sign with no payload
+ * (0x7FC0 / 0xFFC0) */
 AOTC_INLINE float aotc_round_bf16(float f) {
   uint32_t u = aotc_bitcast_f32_u32(f);
   uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-  uint32_t quiet = (u | 0x00400000u) & 0xFFFF0000u;
+  uint32_t quiet = (u & 0x80000000u) | 0x7FC00000u;
   return aotc_bitcast_u32_f32((u & 0x7FFFFFFFu) > 0x7F800000u ? quiet : rounded);
 }
 
@@ -763,7 +770,7 @@ AOTC_INLINE double aotc_f16_to_f64(uint16_t h) { return (double)aotc_f16_to_f32(
 /* f64 -> bf16 / f16 as XLA:CPU does it: through f32 (so twice rounded, and
  * an f32-subnormal intermediate is flushed to zero when FTZ is on).  For
  * example XLA gives f16(1 + 2^-11 + 2^-40) = 1.0, not 1 + 2^-10. */
-AOTC_INLINE uint16_t aotc_f64_to_bf16(double d) { return aotc_f32_to_bf16((float)d); }
+AOTC_INLINE uint16_t aotc_f64_to_bf16(double d) { return aotc_f32_to_bf16(aotc_round_bf16((float)d)); }
 AOTC_INLINE uint16_t aotc_f64_to_f16(double d) { return aotc_f32_to_f16((float)d); }
 
 /* Correctly rounded f64 -> bf16 / f16 (a single rounding from double). */
