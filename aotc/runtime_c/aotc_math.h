@@ -269,9 +269,37 @@ AOTC_INLINE float aotc__exp_f32(float x) {
   float y = p * scale;
   y = x > hi ? (float)INFINITY : y;
   y = x < lo ? 0.0f : y;
-  return x != x ? x : y;
+  return x != x ? x + x : y; /* a NaN comes back quiet, as from XLA's arithmetic */
 }
-AOTC_INLINE double aotc__exp_f64(double x) { return exp(x); }
+/* e^x in f64 as XLA:CPU computes it (its own xla.exp.f64, not libm): x clamped to
+ * [lo, hi], n = floor(x log2(e) + 1/2), g = x - n ln2 in two fused steps (ln2 split as
+ * 0.693145751953125 + 1.42860682030941723212e-6), e^g = 1 + 2 P(g) / (Q(g) - P(g)) with
+ * Cephes' Pade polynomials in g^2 (fused from the highest degree), then scaled by 2^n
+ * as Eigen's ldexp does: by 2^b three times (b = floor(n / 4)), then by 2^(n - 3b).
+ * Below lo 0, above hi inf, a NaN quiet. */
+#define AOTC__EXP_HI_f64 709.782712893384
+#define AOTC__EXP_LO_f64 -708.3964185322641
+AOTC_INLINE double aotc__exp_f64(double x) {
+  const double hi = AOTC__EXP_HI_f64, lo = AOTC__EXP_LO_f64;
+  const double xc = x > hi ? hi : (x < lo ? lo : (x == x ? x : 0.0));
+  const double n = floor(fma(xc, 1.4426950408889634073599, 0.5));
+  double g = fma(-n, 0.693145751953125, xc);
+  g = fma(-n, 1.42860682030941723212e-6, g);
+  const double g2 = g * g;
+  const double p = fma(fma(1.26177193074810590878e-4, g2, 3.02994407707441961300e-2), g2,
+                       9.99999999999999999910e-1) * g;
+  const double q = fma(fma(fma(3.00198505138664455042e-6, g2, 2.52448340349684104192e-3), g2,
+                           2.27265548208155028766e-1), g2, 2.00000000000000000009e0);
+  const double e = p / (q - p) * 2.0 + 1.0;
+  const int64_t k = (int64_t)n; /* |n| <= 1025: exact */
+  const int64_t b = k >= 0 ? k / 4 : -((3 - k) / 4); /* floor(k / 4) without shifting a negative */
+  const double c = aotc_bitcast_u64_f64((uint64_t)(b + 1023) << 52);
+  const double c2 = aotc_bitcast_u64_f64((uint64_t)(k - 3 * b + 1023) << 52);
+  double y = e * c * c * c * c2;
+  y = x < lo ? 0.0 : y;
+  y = x > hi ? (double)INFINITY : y;
+  return x != x ? x + x : y;
+}
 
 /* tanh: an odd rational polynomial (Eigen's) on x clamped to
  * +-7.99881172180175781, the smallest bound where it reaches 1; x itself when
@@ -326,9 +354,14 @@ AOTC_INLINE float aotc__log_f32(float x) {
   r = fmaf(0.693359375f, e, r);
   r = x == (float)INFINITY ? x : r;
   r = x == 0.0f ? -(float)INFINITY : r;
-  return x < 0.0f || x != x ? (float)NAN : r;
+  /* a NaN or negative x: XLA's polynomial ors in an all-ones mask */
+  return x < 0.0f || x != x ? aotc_bitcast_u32_f32(0xFFFFFFFFu) : r;
 }
-AOTC_INLINE double aotc__log_f64(double x) { return log(x); }
+/* f64 log is libm's on XLA:CPU, but an invalid x (negative, -inf) gives the positive
+ * quiet NaN, where glibc's log gives the negative one */
+AOTC_INLINE double aotc__log_f64(double x) {
+  return x < 0.0 ? aotc_bitcast_u64_f64(0x7FF8000000000000u) : log(x);
+}
 
 /* erf: x P(x^2) / Q(x^2) (Eigen's rational interpolant, degrees 9 and 12),
  * and +-1 from |x| >= 3.832506856900711, where it rounds to 1. */
@@ -382,6 +415,37 @@ AOTC_INLINE float aotc__expm1_f32(float x) {
   return h == 0.0f ? x : r;
 }
 AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
+
+/* rsqrt as XLA:CPU computes it.  On an x86 host with AVX, f32 rsqrt is the hardware
+ * estimate (rsqrtss / vrsqrtps: the same table on one CPU, not the same on every CPU)
+ * refined by Newton-Raphson steps g' = fma(g * -1/2, fma(x g, g, -1), g): one step on AMD
+ * processors, two on others (XLA's xla.rsqrt intrinsic; one step measured on AMD EPYC
+ * bit for bit, two taken from its source).  Zero, a subnormal (read as zero) and +inf
+ * keep the estimate (+-inf, 0); a NaN or a negative x gives the NaN the steps make.
+ * Without AVX, elsewhere and in f64, XLA takes 1 / sqrt(x), and so does aotc. */
+#if defined(AOTC__FPENV_X86) && (defined(__GNUC__) || defined(__clang__))
+#define AOTC__RSQRT_HW 1
+/* 0: 1 / sqrt(x); else the number of Newton steps.  The compilers' CPU model is filled
+ * in once, before main, by their runtime library. */
+AOTC_INLINE int aotc__rsqrt_steps(void) {
+  return !__builtin_cpu_supports("avx") ? 0 : __builtin_cpu_is("amd") ? 1 : 2;
+}
+AOTC_INLINE float aotc__rsqrt_step_f32(float x, float g) {
+  return fmaf(g * -0.5f, fmaf(x * g, g, -1.0f), g);
+}
+AOTC_INLINE float aotc__rsqrt_f32(float x) {
+  const int steps = aotc__rsqrt_steps();
+  x = fabsf(x) < AOTC__MINNORM_f32 ? x * 0.0f : x; /* DAZ, whatever the FP environment */
+  const float g = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
+  const float g1 = aotc__rsqrt_step_f32(x, g);
+  const float r = steps == 1 ? g1 : aotc__rsqrt_step_f32(x, g1);
+  const float hw = x < AOTC__MINNORM_f32 || x == (float)INFINITY ? g : r;
+  return steps == 0 ? 1.0f / sqrtf(x) : hw;
+}
+#else
+AOTC_INLINE float aotc__rsqrt_f32(float x) { return 1.0f / sqrtf(x); }
+#endif
+AOTC_INLINE double aotc__rsqrt_f64(double x) { return 1.0 / sqrt(x); }
 
 #define AOTC__DEF_FLOAT(N, T, SFX, I, UI, BITCAST_TO, SIGNMASK, EXPMASK)           \
   AOTC_INLINE T aotc_add_##N(T a, T b) { return a + b; }                                  \
@@ -462,8 +526,8 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
     return copysign##SFX(r < a ? r + (T)1 : r, a);                                        \
   }                                                                                       \
   AOTC_INLINE T aotc_sqrt_##N(T a) { return sqrt##SFX(a); }                               \
-  /* rsqrt(-0) = -inf, like 1/sqrt */                                                     \
-  AOTC_INLINE T aotc_rsqrt_##N(T a) { return (T)1 / sqrt##SFX(a); }                       \
+  /* rsqrt(-0) = -inf, like 1/sqrt; f32 as XLA:CPU computes it (aotc__rsqrt_f32) */       \
+  AOTC_INLINE T aotc_rsqrt_##N(T a) { return aotc__rsqrt_##N(a); }                        \
   AOTC_INLINE T aotc_exp_##N(T a) { return aotc_ftz_##N(aotc__exp_##N(a)); }              \
   /* expm1 passes x through unflushed where x/2 flushes to zero, as XLA's select does */   \
   AOTC_INLINE T aotc_expm1_##N(T a) {                                                     \
@@ -472,9 +536,11 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
   }                                                                                       \
   AOTC_INLINE T aotc_log_##N(T a) { return aotc_ftz_##N(aotc__log_##N(aotc_ftz_##N(a))); }   \
   AOTC_INLINE T aotc_log1p_##N(T a) { return aotc_ftz_##N(aotc__log1p_##N(aotc_ftz_##N(a))); }  \
-  AOTC_INLINE T aotc_sin_##N(T a) { return aotc_ftz_##N(sin##SFX(aotc_ftz_##N(a))); }      \
+  /* libm, as XLA:CPU calls it: for a tiny x (subnormals included) sin and tan return x   \
+   * itself, by a test on the bits, so XLA passes subnormals through */                    \
+  AOTC_INLINE T aotc_sin_##N(T a) { return sin##SFX(a); }                                 \
   AOTC_INLINE T aotc_cos_##N(T a) { return cos##SFX(a); }                                 \
-  AOTC_INLINE T aotc_tan_##N(T a) { return aotc_ftz_##N(tan##SFX(aotc_ftz_##N(a))); }      \
+  AOTC_INLINE T aotc_tan_##N(T a) { return tan##SFX(a); }                                 \
   AOTC_INLINE T aotc_erf_##N(T a) { return aotc_ftz_##N(aotc__erf_##N(aotc_ftz_##N(a))); }   \
   /* 1/(1+e^-x): exp overflows to inf for very negative x and gives exactly 0;           \
    * results below the normal range are flushed to 0 under FTZ, as in XLA */              \

@@ -38,6 +38,8 @@ AOTC_INLINE aotc_v8f aotc_v8_sub(aotc_v8f a, aotc_v8f b) { return _mm256_sub_ps(
 AOTC_INLINE aotc_v8f aotc_v8_mul(aotc_v8f a, aotc_v8f b) { return _mm256_mul_ps(a, b); }
 AOTC_INLINE aotc_v8f aotc_v8_div(aotc_v8f a, aotc_v8f b) { return _mm256_div_ps(a, b); }
 AOTC_INLINE aotc_v8f aotc_v8_sqrt(aotc_v8f a) { return _mm256_sqrt_ps(a); }
+/* the hardware estimate of 1/sqrt (aotc__rsqrt_f32) */
+AOTC_INLINE aotc_v8f aotc_v8_rsqrt_est(aotc_v8f a) { return _mm256_rsqrt_ps(a); }
 AOTC_INLINE aotc_v8f aotc_v8_fma(aotc_v8f a, aotc_v8f b, aotc_v8f c) { return _mm256_fmadd_ps(a, b, c); }
 AOTC_INLINE aotc_v8f aotc_v8_floor(aotc_v8f a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
 /* a < b ? a : b and a > b ? a : b for numbers; NaN lanes: either operand */
@@ -184,6 +186,11 @@ AOTC_INLINE aotc_v8f aotc_v8_sub(aotc_v8f a, aotc_v8f b) { AOTC__V8_MAP(aotc_v8f
 AOTC_INLINE aotc_v8f aotc_v8_mul(aotc_v8f a, aotc_v8f b) { AOTC__V8_MAP(aotc_v8f, a.v[l_] * b.v[l_]); }
 AOTC_INLINE aotc_v8f aotc_v8_div(aotc_v8f a, aotc_v8f b) { AOTC__V8_MAP(aotc_v8f, a.v[l_] / b.v[l_]); }
 AOTC_INLINE aotc_v8f aotc_v8_sqrt(aotc_v8f a) { AOTC__V8_MAP(aotc_v8f, sqrtf(a.v[l_])); }
+#if defined(AOTC__RSQRT_HW)
+AOTC_INLINE aotc_v8f aotc_v8_rsqrt_est(aotc_v8f a) {
+  AOTC__V8_MAP(aotc_v8f, _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(a.v[l_]))));
+}
+#endif
 AOTC_INLINE aotc_v8f aotc_v8_round_even(aotc_v8f a) { AOTC__V8_MAP(aotc_v8f, nearbyintf(a.v[l_])); }
 AOTC_INLINE aotc_v8f aotc_v8_fma(aotc_v8f a, aotc_v8f b, aotc_v8f c) { AOTC__V8_MAP(aotc_v8f, fmaf(a.v[l_], b.v[l_], c.v[l_])); }
 AOTC_INLINE aotc_v8f aotc_v8_floor(aotc_v8f a) { AOTC__V8_MAP(aotc_v8f, floorf(a.v[l_])); }
@@ -243,6 +250,12 @@ AOTC_INLINE aotc_vf aotc_vf_sub(aotc_vf a, aotc_vf b) { return _mm512_sub_ps(a, 
 AOTC_INLINE aotc_vf aotc_vf_mul(aotc_vf a, aotc_vf b) { return _mm512_mul_ps(a, b); }
 AOTC_INLINE aotc_vf aotc_vf_div(aotc_vf a, aotc_vf b) { return _mm512_div_ps(a, b); }
 AOTC_INLINE aotc_vf aotc_vf_sqrt(aotc_vf a) { return _mm512_sqrt_ps(a); }
+/* two halves through vrsqrtps: vrsqrt14ps is another estimate than the scalar helper's */
+AOTC_INLINE aotc_vf aotc_vf_rsqrt_est(aotc_vf a) {
+  __m256 lo = _mm256_rsqrt_ps(_mm512_castps512_ps256(a));
+  __m256 hi = _mm256_rsqrt_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
 AOTC_INLINE aotc_vf aotc_vf_fma(aotc_vf a, aotc_vf b, aotc_vf c) { return _mm512_fmadd_ps(a, b, c); }
 AOTC_INLINE aotc_vf aotc_vf_round_even(aotc_vf a) {
   return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -305,6 +318,7 @@ typedef aotc_v8m aotc_vfm;
 #define aotc_vf_mul aotc_v8_mul
 #define aotc_vf_div aotc_v8_div
 #define aotc_vf_sqrt aotc_v8_sqrt
+#define aotc_vf_rsqrt_est aotc_v8_rsqrt_est
 #define aotc_vf_fma aotc_v8_fma
 #define aotc_vf_round_even aotc_v8_round_even
 #define aotc_vf_floor aotc_v8_floor
@@ -361,7 +375,8 @@ typedef aotc_v8m aotc_vfm;
   /* aotc__exp_f32, and aotc_exp_f32 too: its flush never applies.  Two of the scalar     \
    * selects are implied (tests/runtime_c checks every f32): the polynomial at hi already    \
    * overflows to inf, so x > hi needs nothing but the clamp; and every x >= lo gives a     \
-   * normal y > x (e^x > x), so "x < lo: 0, NaN: x itself" is keep, then pick_gt(y, x).    \
+   * normal y > 2x (e^x - 2x >= 2 - 2 ln 2), so "x < lo: 0, NaN: x quieted" is keep, then    \
+   * pick_gt(y, x + x) (maxps gives its second operand where either is NaN).                  \
    * NaN lanes are clamped to anything finite. */                                           \
   AOTC_INLINE F aotc_##P##__exp(F x) {                                                           \
     const F hi = aotc_##P##_set1(AOTC__EXP_HI_f32), lo = aotc_##P##_set1(AOTC__EXP_LO_f32);      \
@@ -379,7 +394,7 @@ typedef aotc_v8m aotc_vfm;
     p = aotc_##P##_fma(p, r, aotc_##P##_set1(5.0000001201e-1f));                                 \
     p = aotc_##P##_add(aotc_##P##_fma(p, r2, r), aotc_##P##_set1(1.0f));                         \
     F y = aotc_##P##_mul(p, aotc_##P##_pow2i(n));                                                \
-    return aotc_##P##_pick_gt(aotc_##P##_keep(aotc_##P##_ge(x, lo), y), x);                      \
+    return aotc_##P##_pick_gt(aotc_##P##_keep(aotc_##P##_ge(x, lo), y), aotc_##P##_add(x, x));    \
   }                                                                                              \
   /* aotc__tanh_f32 */                                                                           \
   AOTC_INLINE F aotc_##P##__tanh(F x) {                                                          \
@@ -429,7 +444,7 @@ typedef aotc_v8m aotc_vfm;
     r = aotc_##P##_select(aotc_##P##_eq(x, aotc_##P##_set1((float)INFINITY)), x, r);             \
     r = aotc_##P##_select(aotc_##P##_eq(x, aotc_##P##_set1(0.0f)), aotc_##P##_set1(-(float)INFINITY), r); \
     M bad = aotc_##P##_or(aotc_##P##_lt(x, aotc_##P##_set1(0.0f)), aotc_##P##_isnan(x));         \
-    return aotc_##P##_select(bad, aotc_##P##_set1((float)NAN), r);                               \
+    return aotc_##P##_select(bad, aotc_##P##_set1(aotc_bitcast_u32_f32(0xFFFFFFFFu)), r);        \
   }                                                                                              \
   /* aotc__erf_f32 */                                                                            \
   AOTC_INLINE F aotc_##P##__erf(F x) {                                                           \
@@ -457,7 +472,30 @@ typedef aotc_v8m aotc_vfm;
     const F one = aotc_##P##_set1(1.0f);                                                         \
     return aotc_##P##_ftz(aotc_##P##_div(one, aotc_##P##_add(one, aotc_##P##__exp(aotc_##P##_neg(a))))); \
   }                                                                                              \
+  AOTC__V_RSQRT(P, F, M)
+
+/* aotc__rsqrt_f32: the hardware estimate and XLA's Newton steps on x86, 1 / sqrt elsewhere */
+#if defined(AOTC__RSQRT_HW)
+#define AOTC__V_RSQRT(P, F, M)                                                                   \
+  AOTC_INLINE F aotc_##P##__rsqrt_step(F x, F g) {                                               \
+    F h = aotc_##P##_fma(aotc_##P##_mul(x, g), g, aotc_##P##_set1(-1.0f));                       \
+    return aotc_##P##_fma(aotc_##P##_mul(g, aotc_##P##_set1(-0.5f)), h, g);                      \
+  }                                                                                              \
+  AOTC_INLINE F aotc_##P##_rsqrt(F a) {                                                          \
+    const int steps = aotc__rsqrt_steps();                                                       \
+    F x = aotc_##P##_ftz(a);                                                                     \
+    if (steps == 0) return aotc_##P##_div(aotc_##P##_set1(1.0f), aotc_##P##_sqrt(x));            \
+    F g = aotc_##P##_rsqrt_est(x);                                                               \
+    F r = aotc_##P##__rsqrt_step(x, g);                                                          \
+    r = steps == 1 ? r : aotc_##P##__rsqrt_step(x, r);                                           \
+    M est = aotc_##P##_or(aotc_##P##_lt(x, aotc_##P##_set1(AOTC__MINNORM_f32)),                  \
+                          aotc_##P##_eq(x, aotc_##P##_set1((float)INFINITY)));                   \
+    return aotc_##P##_select(est, g, r);                                                         \
+  }
+#else
+#define AOTC__V_RSQRT(P, F, M) \
   AOTC_INLINE F aotc_##P##_rsqrt(F a) { return aotc_##P##_div(aotc_##P##_set1(1.0f), aotc_##P##_sqrt(a)); }
+#endif
 
 AOTC__V_MATH(v8, aotc_v8f, aotc_v8m)
 #if defined(AOTC_HAVE_AVX512F)

@@ -57,9 +57,9 @@ def _bits(a) -> np.ndarray:
 
 
 # XLA:CPU's bits that aotc does not give yet (each an f32 behaviour under DAZ that bf16 inherits):
-# log of a NaN gives -NaN, sine passes a subnormal through, maximum/minimum pick another NaN's
-# sign, and select(x < y, x, y) is a min instruction there (subnormals flushed, NaN rounded)
-_PENDING = ("u_log", "u_sine", "b_maximum", "b_minimum", "s")
+# maximum/minimum pick another NaN's sign, and select(x < y, x, y) is a min instruction there
+# (subnormals flushed, NaN rounded)
+_PENDING = ("b_maximum", "b_minimum", "s")
 
 
 def _names() -> list[str]:
