@@ -9,8 +9,11 @@ VENV ?= .venv
 PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
   managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")); \
   print("$(VENV)/bin/python" if managed else sys.executable)')
-# per-file progress lines with a running test count, no platform header
-PYTEST = $(PY) -m pytest --no-header -o console_output_style=count
+# per-file progress lines with a running test count, no platform header; with pytest-xdist
+# (a dev dependency) one worker per core, each test file on one worker (its fixtures and
+# builds stay together)
+PYTEST = $(PY) -m pytest --no-header -o console_output_style=count \
+  $(shell $(PY) -c 'import xdist' 2>/dev/null && echo "-n auto --dist loadfile")
 
 .PHONY: install demo test test-slow test-fast fuzz bench bench-models clean
 
