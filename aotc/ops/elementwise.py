@@ -200,6 +200,9 @@ def _binary_elem(ctx, instr: Instruction, idx) -> K.Expr:
     if dt.kind == "float":
         if op in _ARITH:
             return round_half(dt, K.Binary(_ARITH[op], a, b, ct))
+        if op in ("maximum", "minimum") and _is_constant(ctx, instr.operands[0]) \
+                and not _is_constant(ctx, instr.operands[1]):
+            a, b = b, a  # XLA:CPU moves a constant to the right, which decides the NaN it gives
         r = call(f"aotc_{_FLOAT_STEM[op]}_{suffix(dt)}", ct, a, b)
         return round_half(dt, narrow.binary(op, a, b, r) if dt.is_narrow_float else r)
     if dt.kind == "complex":
@@ -285,6 +288,14 @@ def _compare_elem(ctx, instr: Instruction, idx) -> K.Expr:
     return pred(K.Binary(op, a, b, K.BOOL))
 
 
+def _is_constant(ctx, name: str) -> bool:
+    """Whether `name` is a constant, or a broadcast or reshape of one."""
+    ins = ctx.producers[name]
+    while ins.opcode in (Op.BROADCAST, Op.RESHAPE, Op.COPY) and ins.operands:
+        ins = ctx.producers[ins.operands[0]]
+    return ins.opcode == Op.CONSTANT
+
+
 def _is_zero_constant(ctx, name: str) -> bool:
     ins = ctx.producers[name]
     while ins.opcode in (Op.BROADCAST, Op.RESHAPE, Op.COPY, Op.CONVERT) and ins.operands:
@@ -342,7 +353,10 @@ def _clamp_elem(ctx, instr: Instruction, idx) -> K.Expr:
     s, ct = suffix(dt), compute_type(dt)
     if dt.is_narrow_float:
         return round_half(dt, call("aotc_min_xla_f32", ct, call("aotc_max_xla_f32", ct, lo, x), hi))
-    return call(f"aotc_min_{s}", ct, call(f"aotc_max_{s}", ct, x, lo), hi)
+    # minimum(maximum(lo, x), hi), in this operand order: it decides which NaN XLA:CPU gives
+    # (a constant lo goes to the right, as XLA:CPU moves it)
+    first, second = (x, lo) if _is_constant(ctx, instr.operands[0]) else (lo, x)
+    return call(f"aotc_min_{s}", ct, call(f"aotc_max_{s}", ct, first, second), hi)
 
 
 RULES.append(OpRule("select", shape=_select_shape, elemental=_select_elem, traits=_ELEMENTWISE))

@@ -145,7 +145,8 @@ AOTC_INLINE uint32_t aotc__clz32(uint32_t x) { return aotc__clz64(x) - 32u; }
   AOTC_INLINE T aotc_xor_##N(T a, T b) { return FROMU((U)((U)a ^ (U)b)); }                \
   AOTC_INLINE T aotc_max_##N(T a, T b) { return a > b ? a : b; }                          \
   AOTC_INLINE T aotc_min_##N(T a, T b) { return a < b ? a : b; }                          \
-  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(x, lo), hi); } \
+  /* minimum(maximum(lo, x), hi): the operand order decides which NaN XLA:CPU gives */  \
+  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(lo, x), hi); } \
   /* shift amounts are read as unsigned; >= BITS gives 0 */                               \
   AOTC_INLINE T aotc_shl_##N(T a, T b) {                                                  \
     U n = (U)b;                                                                           \
@@ -468,18 +469,26 @@ AOTC_INLINE double aotc__rsqrt_f64(double x) { return 1.0 / sqrt(x); }
     return fabs##SFX(a) < AOTC__MINNORM_##N ? a * (T)0 : a; /* a * 0 keeps the sign */    \
   }                                                                                       \
   /* NaN from either side; max(-0,+0) = +0, min(+0,-0) = -0; a subnormal result is     \
-   * flushed to zero, as XLA:CPU gives */                                                 \
+   * flushed to zero, as XLA:CPU gives.  A NaN a comes back as it is (signalling or     \
+   * not); a NaN b only when a is a number, and then with the and (max) or the or (min)  \
+   * of both signs, as XLA:CPU gives (max(0, -NaN) = +NaN, min(-0, +NaN) = -NaN) */      \
   AOTC_INLINE T aotc_max_##N(T a, T b) {                                                  \
+    const UI nb = BITCAST_TO(b) & (BITCAST_TO(a) | ~(UI)SIGNMASK);                        \
     a = aotc_ftz_##N(a);                                                                  \
     b = aotc_ftz_##N(b);                                                                  \
     int take_a = a > b || (a == b && !(BITCAST_TO(a) & SIGNMASK)) || a != a;              \
-    return take_a ? a : b;                                                                \
+    T r = take_a ? a : b;                                                                 \
+    T n = AOTC__CAT(aotc_bitcast_u, AOTC__FBITS_##N##_TO)(nb);                            \
+    return b != b && a == a ? n : r;                                                      \
   }                                                                                       \
   AOTC_INLINE T aotc_min_##N(T a, T b) {                                                  \
+    const UI nb = BITCAST_TO(b) | (BITCAST_TO(a) & (UI)SIGNMASK);                         \
     a = aotc_ftz_##N(a);                                                                  \
     b = aotc_ftz_##N(b);                                                                  \
     int take_a = a < b || (a == b && (BITCAST_TO(a) & SIGNMASK)) || a != a;               \
-    return take_a ? a : b;                                                                \
+    T r = take_a ? a : b;                                                                 \
+    T n = AOTC__CAT(aotc_bitcast_u, AOTC__FBITS_##N##_TO)(nb);                            \
+    return b != b && a == a ? n : r;                                                      \
   }                                                                                       \
   /* a > b ? a : b and a < b ? a : b, b when equal or unordered: max and min where an     \
    * operand is a known normal constant (kernel/strength.py), and folds that check       \
@@ -497,7 +506,8 @@ AOTC_INLINE double aotc__rsqrt_f64(double x) { return 1.0 / sqrt(x); }
     I kb = (ub & ~(UI)SIGNMASK) == 0 ? (I)0 : AOTC__CAT(aotc__u2s_, AOTC__FBITS_##N)(tb); \
     return ka < kb ? -1 : ka > kb;                                                        \
   }                                                                                       \
-  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(x, lo), hi); } \
+  /* minimum(maximum(lo, x), hi): the operand order decides which NaN XLA:CPU gives */  \
+  AOTC_INLINE T aotc_clamp_##N(T lo, T x, T hi) { return aotc_min_##N(aotc_max_##N(lo, x), hi); } \
   /* fmod: sign of the dividend; x%0 = NaN, inf%x = NaN, x%inf = x */                     \
   AOTC_INLINE T aotc_rem_##N(T a, T b) { return fmod##SFX(a, b); }                        \
   AOTC_INLINE T aotc_pow_##N(T a, T b) { return pow##SFX(a, b); }                         \
@@ -554,6 +564,8 @@ AOTC_INLINE double aotc__rsqrt_f64(double x) { return 1.0 / sqrt(x); }
   }
 #define AOTC__FBITS_f32 32
 #define AOTC__FBITS_f64 64
+#define AOTC__FBITS_f32_TO 32_f32
+#define AOTC__FBITS_f64_TO 64_f64
 AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x80000000u,
                 0x7F800000u)
 AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,

@@ -358,18 +358,21 @@ typedef aotc_v8m aotc_vfm;
     M tiny = aotc_##P##_lt(aotc_##P##_abs(a), aotc_##P##_set1(AOTC__MINNORM_f32));               \
     return aotc_##P##_select(tiny, aotc_##P##_mul(a, aotc_##P##_set1(0.0f)), a);                 \
   }                                                                                              \
-  /* aotc_max_f32 / aotc_min_f32: NaN from either side, max(-0,+0) = +0, min(+0,-0) = -0;  \
+  /* aotc_max_f32 / aotc_min_f32: NaN from either side (b's with both signs and-ed / or-ed), \
+   * max(-0,+0) = +0, min(+0,-0) = -0;                                                      \
    * flushing the result is flushing both operands (the flush keeps the order) */            \
   AOTC_INLINE F aotc_##P##_max(F a, F b) {                                                       \
     F m = aotc_##P##_greater(a, b);                                                              \
     m = aotc_##P##_select(aotc_##P##_eq(a, b), aotc_##P##_both(a, b), m); /* +0 unless both -0 */ \
-    m = aotc_##P##_select(aotc_##P##_isnan(a), a, aotc_##P##_select(aotc_##P##_isnan(b), b, m)); \
+    F nb = aotc_##P##_both(b, aotc_##P##_either(a, aotc_##P##_set1(aotc_bitcast_u32_f32(0x7FFFFFFFu)))); \
+    m = aotc_##P##_select(aotc_##P##_isnan(a), a, aotc_##P##_select(aotc_##P##_isnan(b), nb, m)); \
     return aotc_##P##_ftz(m);                                                                    \
   }                                                                                              \
   AOTC_INLINE F aotc_##P##_min(F a, F b) {                                                       \
     F m = aotc_##P##_lesser(a, b);                                                               \
     m = aotc_##P##_select(aotc_##P##_eq(a, b), aotc_##P##_either(a, b), m); /* -0 if either -0 */ \
-    m = aotc_##P##_select(aotc_##P##_isnan(a), a, aotc_##P##_select(aotc_##P##_isnan(b), b, m)); \
+    F nb = aotc_##P##_either(b, aotc_##P##_both(a, aotc_##P##_set1(-0.0f)));                     \
+    m = aotc_##P##_select(aotc_##P##_isnan(a), a, aotc_##P##_select(aotc_##P##_isnan(b), nb, m)); \
     return aotc_##P##_ftz(m);                                                                    \
   }                                                                                              \
   /* aotc__exp_f32, and aotc_exp_f32 too: its flush never applies.  Two of the scalar     \

@@ -59,7 +59,7 @@ def _bits(a) -> np.ndarray:
 # XLA:CPU's bits that aotc does not give yet (each an f32 behaviour under DAZ that bf16 inherits):
 # maximum/minimum pick another NaN's sign, and select(x < y, x, y) is a min instruction there
 # (subnormals flushed, NaN rounded)
-_PENDING = ("b_maximum", "b_minimum", "s")
+_PENDING = ("s",)
 
 
 def _names() -> list[str]:
