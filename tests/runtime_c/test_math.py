@@ -126,7 +126,8 @@ def test_totalorder(rt, t):
 def test_picks_are_max_and_min_at_normal_bounds(rt, t):
     """kernel/strength.py writes max(x, c) with c a positive normal number or +inf as
     pick_gt(c, x), and min(x, c) with c negative as pick_lt(c, x): the same bits for every
-    x (NaNs, signed zeros, subnormals, c itself, infinities)."""
+    x (NaNs, signed zeros, subnormals, c itself, infinities). maximum and minimum are not
+    symmetric in a NaN's sign (XLA's are not), so only this operand order is checked."""
     lib = rt.lib
     mk, big, tiny = (bits_f32, 3.4028234663852886e38, 1.401298464324817e-45) if t == "f32" else \
         (bits_f64, 1.7976931348623157e308, 5e-324)
@@ -142,7 +143,6 @@ def test_picks_are_max_and_min_at_normal_bounds(rt, t):
             for fn, pick, bound in (("max", "pick_gt", c), ("min", "pick_lt", -c)):
                 want = getattr(lib, f"aotc_{fn}_{t}")(x, bound)
                 assert as_bits(getattr(lib, f"aotc_{pick}_{t}")(bound, x)) == as_bits(want), (fn, x, bound)
-                assert as_bits(getattr(lib, f"aotc_{fn}_{t}")(bound, x)) == as_bits(want), (fn, x, bound)
 
 
 # ------------------------------------------------------------------ half precision
