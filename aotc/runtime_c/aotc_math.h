@@ -423,8 +423,9 @@ AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
  * processors, two on others (XLA's xla.rsqrt intrinsic; one step measured on AMD EPYC
  * bit for bit, two taken from its source).  Zero, a subnormal (read as zero) and +inf
  * keep the estimate (+-inf, 0); a NaN or a negative x gives the NaN the steps make.
- * Without AVX, elsewhere and in f64, XLA takes 1 / sqrt(x), and so does aotc. */
-#if defined(AOTC__FPENV_X86) && (defined(__GNUC__) || defined(__clang__))
+ * Without AVX, elsewhere and in f64, XLA takes 1 / sqrt(x), and so does aotc: a build
+ * for a target without AVX (the generic x86-64 one, portable C) takes 1 / sqrt too. */
+#if defined(AOTC__FPENV_X86) && defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
 #define AOTC__RSQRT_HW 1
 /* 0: 1 / sqrt(x); else the number of Newton steps.  The compilers' CPU model is filled
  * in once, before main, by their runtime library. */
