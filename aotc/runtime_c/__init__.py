@@ -94,12 +94,19 @@ def gemm_part_scratch_bytes(m: int, n: int, k: int, parts: int, elem_bytes: int 
     return need
 
 
+# a row-major A of at most this many rows is one block, and B is packed a panel at a time
+# (AOTC_GEMM_DIRECT_B_MAX_M in aotc_gemm.c)
+GEMM_PANEL_B_MAX_M = 192
+
+
 def _scratch_one(m: int, n: int, k: int, elem_bytes: int, a_rows: bool, blocking) -> int:
     mr, nr, mc, kc, nc = blocking
     kk = max(0, min(k, kc))
     rows = min(m, mr) if a_rows else min(m, mc)
     a = (-(-max(0, rows) // mr) * mr * kk + 15) // 16 * 16
     b = -(-max(0, min(n, nc)) // nr) * nr * kk
+    if a_rows and m <= GEMM_PANEL_B_MAX_M:
+        b = min(b, nr * kk)
     panels = (a + b) * elem_bytes
     vec = k * elem_bytes if 0 < k * elem_bytes <= GEMM_SCRATCH_BYTES else 0
     return (max(panels, vec) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT

@@ -577,6 +577,9 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
  * than the strided reads; not when B's rows are a multiple of 2 KB apart, since a
  * panel's rows then fall into a few L1 sets and evict each other.  Rows past the last
  * whole tile are copied, zero-padded, into the scratch as rows of kc elements. */
+/* the rows up to which the blocked path packs B a panel at a time (the planner's
+ * scratch sizes assume it: runtime_c/__init__.py, GEMM_PANEL_B_MAX_M) */
+#define AOTC__GEMM_PANEL_B_MAX_M 192
 #ifndef AOTC_GEMM_DIRECT_B_MAX_M
 #define AOTC_GEMM_DIRECT_B_MAX_M 192
 #endif
@@ -671,6 +674,12 @@ AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
     /* a row-major A packs at most one partial panel (see below) */                        \
     T* bp = ap + NAME##_a_panel_elems(a_cs == 1 && M > P##_MR ? P##_MR : M, K);            \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
+    /* few rows of a row-major A (read in place): one block of all M rows, and B packed  \
+     * one NR panel at a time, right before the row tiles use it, so the scratch holds   \
+     * one panel, not the whole KC x NC block.  Every tile sees the same operands and    \
+     * K blocks as in the MC x NC blocking (MC is a multiple of MR): the same bits. */    \
+    const int by_panel = a_cs == 1 && M <= AOTC__GEMM_PANEL_B_MAX_M;                      \
+    const int64_t mcb = by_panel ? M : P##_MC;                                             \
     for (int64_t jc = 0; jc < N; jc += P##_NC) {                                           \
       const int64_t nc = N - jc < P##_NC ? N - jc : P##_NC;                                \
       for (int64_t pc = 0; pc < K; pc += P##_KC) {                                         \
@@ -678,13 +687,14 @@ AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
         const int accumulate = pc > 0;                                                     \
         /* B of exactly NR contiguous, aligned columns already is its packed panel */       \
         const T* bblock = bp;                                                              \
-        if (N == P##_NR && b_cs == 1 && b_rs == P##_NR &&                                  \
-            (uintptr_t)(const void*)B % AOTC_ALIGNMENT == 0)                               \
+        const int own = N == P##_NR && b_cs == 1 && b_rs == P##_NR &&                      \
+                        (uintptr_t)(const void*)B % AOTC_ALIGNMENT == 0;                   \
+        if (own)                                                                           \
           bblock = B + pc * b_rs;                                                          \
-        else                                                                               \
+        else if (!by_panel)                                                                \
           NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                \
-        for (int64_t ic = 0; ic < M; ic += P##_MC) {                                       \
-          const int64_t mc = M - ic < P##_MC ? M - ic : P##_MC;                            \
+        for (int64_t ic = 0; ic < M; ic += mcb) {                                          \
+          const int64_t mc = M - ic < mcb ? M - ic : mcb;                                  \
           /* row-major A: full tiles read A in place, only a last partial panel is packed */ \
           const int64_t direct = a_cs == 1 ? mc / P##_MR * P##_MR : 0;                     \
           if (direct < mc)                                                                 \
@@ -692,7 +702,9 @@ AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
                           ap);                                                             \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
-            const T* bpanel = bblock + jr * kc;                                            \
+            if (by_panel && !own)                                                          \
+              NAME##_pack_b(kc, nr, B + pc * b_rs + (jc + jr) * b_cs, b_rs, b_cs, bp);      \
+            const T* bpanel = by_panel && !own ? bp : bblock + jr * kc;                    \
             for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
               const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
               /* rows [0, direct) of the block in place, the rest from the packed panel */  \

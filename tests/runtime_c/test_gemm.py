@@ -247,8 +247,11 @@ def test_gemm_runs_in_exactly_its_scratch_need(rt):
         assert (buf[need:need + 4096] == 0xAB).all()
 
 
+# (128, 1024, 256), (150, 512, 300), (192, 256, 600): rows of B 2 KB apart, no direct-B path, so
+# B is packed a panel at a time (M <= 192); (193, 256, 300) just past that
 @pytest.mark.parametrize("mnk", [(5, 7, 3), (12, 32, 300), (37, 129, 300), (150, 40, 20), (196, 32, 1152),
-                                 (49, 300, 513)])
+                                 (49, 300, 513), (128, 1024, 256), (150, 512, 300), (192, 256, 600),
+                                 (193, 256, 300)])
 def test_row_major_a_runs_in_its_planned_scratch(gemm_rt, mnk):
     """A row-major A is read in place but for one partial panel: the planner's smaller
     reservation (a_rows=True) suffices, the guard behind it stays untouched."""
@@ -273,7 +276,8 @@ def test_row_major_a_runs_in_its_planned_scratch(gemm_rt, mnk):
         assert (buf[need:need + 4096] == 0xAB).all()
 
 
-@pytest.mark.parametrize("mnk", [(12, 32, 7), (37, 129, 300), (196, 32, 1152), (150, 40, 520)])
+@pytest.mark.parametrize("mnk", [(12, 32, 7), (37, 129, 300), (196, 32, 1152), (150, 40, 520), (128, 1024, 256),
+                                 (190, 512, 600)])
 def test_a_in_place_gives_the_bits_of_packed_a(gemm_rt, mnk):
     """A row-major A (read in place) and the same A transposed in memory (packed) give
     bit-identical products: the micro-kernels sum in the same order."""
