@@ -326,7 +326,41 @@ AOTC_INLINE float aotc__tanh_f32(float x) {
   int keep = (x < 0.0004f) & (x > -0.0004f); /* tiny: tanh(x) = x; NaN: y is NaN too */
   return keep ? x : y;
 }
-AOTC_INLINE double aotc__tanh_f64(double x) { return tanh(x); }
+/* tanh in f64 as XLA:CPU computes it (its own xla.tanh.f64, after Eigen's ptanh_double):
+ * x clamped to +-17.714196154005176 (the bound Eigen gives for a build without FMA, which
+ * XLA always takes), then x P(x^2) / Q(x^2), Eigen's degree-19/18 odd/even rational
+ * approximation, both polynomials fused from the highest degree (XLA allows contraction,
+ * which fuses them on FMA hardware); +-1 from |x| >= 20.  tanh(+-0) = +-0; a NaN stays NaN. */
+#define AOTC__TANH_BOUND_f64 17.714196154005176
+AOTC_INLINE double aotc__tanh_f64(double x) {
+  const double bound = AOTC__TANH_BOUND_f64;
+  const double xc = x > bound ? bound : (x < -bound ? -bound : x);
+  const double x2 = xc * xc;
+  double p = 2.6158007860482230e-23;
+  p = fma(x2, p, 7.6534862268749319e-19);
+  p = fma(x2, p, 3.1309488231386680e-15);
+  p = fma(x2, p, 4.2303918148209176e-12);
+  p = fma(x2, p, 2.4618379131293676e-09);
+  p = fma(x2, p, 6.8644367682497074e-07);
+  p = fma(x2, p, 9.3839087674268880e-05);
+  p = fma(x2, p, 5.9809711724441161e-03);
+  p = fma(x2, p, 1.5184719640284322e-01);
+  p = fma(x2, p, 1.0);
+  double q = 6.463747022670968018e-21;
+  q = fma(x2, q, 5.782506856739003571e-17);
+  q = fma(x2, q, 1.293019623712687916e-13);
+  q = fma(x2, q, 1.123643448069621992e-10);
+  q = fma(x2, q, 4.492975677839633985e-08);
+  q = fma(x2, q, 8.785185266237658698e-06);
+  q = fma(x2, q, 8.295161192716231542e-04);
+  q = fma(x2, q, 3.437448108450402717e-02);
+  q = fma(x2, q, 4.851805297361760360e-01);
+  q = fma(x2, q, 1.0);
+  const double y = xc * p / q;
+  /* copysign(1, x) */
+  const double one = aotc_bitcast_u64_f64(0x3FF0000000000000u | (aotc_bitcast_f64_u64(x) & 0x8000000000000000u));
+  return fabs(x) >= 20.0 ? one : y;
+}
 
 /* log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from Cephes' degree-8
  * polynomial in m - 1, plus e ln2 in Cephes' two parts.  log(0) = -inf,
@@ -406,16 +440,15 @@ AOTC_INLINE float aotc__log1p_f32(float x) { AOTC__LOG1P_BODY(float, fmaf, aotc_
 AOTC_INLINE double aotc__log1p_f64(double x) { AOTC__LOG1P_BODY(double, fma, aotc__log_f64, fabs) }
 
 /* expm1: e^x - 1 above 1/2 in magnitude, tanh(x/2) (e^x + 1) below, and x where x/2 is
- * zero, as XLA's elemental emitter computes it.  f64 keeps libm's expm1: XLA's f64 exp and
- * tanh are not libm's, so neither form would give its bits. */
-AOTC_INLINE float aotc__expm1_f32(float x) {
-  float h = x * 0.5f;
-  float e = aotc__exp_f32(x);
-  float r = aotc__tanh_f32(h) * (e + 1.0f);
-  r = fabsf(x) > 0.5f ? e - 1.0f : r;
-  return h == 0.0f ? x : r;
-}
-AOTC_INLINE double aotc__expm1_f64(double x) { return expm1(x); }
+ * zero, as XLA's elemental emitter computes it, through XLA's own exp and tanh (f64 too). */
+#define AOTC__EXPM1_BODY(T, EXP, TANH, ABS)                                                  \
+  T h = x * (T)0.5;                                                                          \
+  T e = EXP(x);                                                                              \
+  T r = TANH(h) * (e + (T)1);                                                                \
+  r = ABS(x) > (T)0.5 ? e - (T)1 : r;                                                        \
+  return h == (T)0 ? x : r;
+AOTC_INLINE float aotc__expm1_f32(float x) { AOTC__EXPM1_BODY(float, aotc__exp_f32, aotc__tanh_f32, fabsf) }
+AOTC_INLINE double aotc__expm1_f64(double x) { AOTC__EXPM1_BODY(double, aotc__exp_f64, aotc__tanh_f64, fabs) }
 
 /* rsqrt as XLA:CPU computes it.  On an x86 host with AVX, f32 rsqrt is the hardware
  * estimate (rsqrtss / vrsqrtps: the same table on one CPU, not the same on every CPU)
@@ -574,7 +607,8 @@ AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,
 /* f, or the NaN of all-ones bits when x is NaN: a fold's record of having met a NaN */
 AOTC_INLINE float aotc_flag_nan_f32(float f, float x) { return x != x ? aotc_bitcast_u32_f32(0xffffffffu) : f; }
 /* tanh(x) = x for |x| < 0.0004 passes x through as it is, subnormal or not, as
- * XLA:CPU does; no other result is subnormal.  f64 goes through libm. */
+ * XLA:CPU does; no other result is subnormal.  f64 has no such pass: a subnormal x reads
+ * as zero and gives +-0. */
 AOTC_INLINE float aotc_tanh_f32(float a) { return aotc__tanh_f32(a); }
 AOTC_INLINE double aotc_tanh_f64(double a) { return aotc_ftz_f64(aotc__tanh_f64(aotc_ftz_f64(a))); }
 /* cbrt: XLA:CPU calls the host libm's cbrtf / cbrt (glibc's), as aotc does, but with DAZ

@@ -163,13 +163,7 @@ _BUILDS = {
 }
 
 # (case, output) -> why aotc does not give XLA:CPU's bits there yet
-_TANH64 = ("XLA's f64 tanh is Eigen's ptanh_double compiled into XLA, not libm's tanh (aotc's): "
-           "1-2 ulp apart on ordinary values (tanh(0.5))")
-PENDING: dict[tuple[str, str], str] = {
-    ("edge_unary_f64", "u_tanh"): _TANH64,
-    ("edge_unary_f64", "t_tanh"): _TANH64,
-    ("edge_unary_f64", "u_exponential_minus_one"): "XLA's f64 expm1 expands through its own exp and tanh (" + _TANH64 + ")",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _bits(a) -> np.ndarray:
