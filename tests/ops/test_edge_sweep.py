@@ -162,9 +162,6 @@ _BUILDS = {
     "gcc-O3-native": ("gcc", "-std=c11", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"),
 }
 
-# (case, output) -> why aotc does not give XLA:CPU's bits there yet
-PENDING: dict[tuple[str, str], str] = {}
-
 
 def _bits(a) -> np.ndarray:
     a = np.asarray(a)
@@ -238,13 +235,5 @@ def _run(case: str, build: str, workdir) -> dict[str, str]:
 @pytest.mark.parametrize("build", sorted(_BUILDS))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_edges_match_xla_bits(case, build, workdir):
-    bad = {k: v for k, v in _run(case, build, workdir).items() if (case, k) not in PENDING}
+    bad = _run(case, build, workdir)
     assert not bad, "\n".join(f"{k}: {v}" for k, v in sorted(bad.items()))
-
-
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=PENDING[k]),
-                                              id=f"{k[0]}-{k[1]}") for k in sorted(PENDING)])
-def test_pending_edges_match_xla_bits(key, workdir):
-    case, name = key
-    diff = _run(case, "default", workdir)
-    assert name not in diff, f"{case} {name}: {diff[name]}"
