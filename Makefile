@@ -9,11 +9,11 @@ VENV ?= .venv
 PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
   managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")); \
   print("$(VENV)/bin/python" if managed else sys.executable)')
-# per-file progress lines with a running test count, no platform header; with pytest-xdist
-# (a dev dependency) one worker per core, each test file on one worker (its fixtures and
-# builds stay together)
+# a running test count, no platform header; with pytest-xdist (a dev dependency) one worker
+# per core, tests handed out one by one (a file can hold most of a run: the op table's
+# flag matrix is half of the slow tests); fixtures that build shared things lock them
 PYTEST = $(PY) -m pytest --no-header -o console_output_style=count \
-  $(shell $(PY) -c 'import xdist' 2>/dev/null && echo "-n auto --dist loadfile")
+  $(shell $(PY) -c 'import xdist' 2>/dev/null && echo "-n auto --dist load")
 
 .PHONY: install demo test test-slow test-fast fuzz bench bench-models clean
 
