@@ -79,18 +79,28 @@ def gemm_scratch_bytes(m: int | None = None, n: int | None = None, k: int | None
 
 def gemm_part_scratch_bytes(m: int, n: int, k: int, parts: int, elem_bytes: int = 4,
                             a_rows: bool = False) -> int:
-    """Scratch bytes of the largest of `parts` slices aotc_[sd]gemm_part cuts an M x N x K
+    """Scratch bytes of one of the `parts` slices aotc_[sd]gemm_part cuts an M x N x K
     product into, on any ISA: the longer of M and N in ranges of whole MR or NR tiles (a
-    slice of N columns packs only its columns of B)."""
+    slice of N columns packs only its columns of B). aotc_[sd]gemm_threads may run the
+    slices fewer at a time, d of them as one slice in the scratch of d (a pool of
+    parts / d threads), or the whole product in the scratch of all `parts` (no pool): a
+    larger slice can need more than d times a small one (a slice of at most
+    GEMM_PANEL_B_MAX_M rows packs one B panel, a larger one a whole B block), so each of
+    those is covered too."""
     if parts <= 1:
         return gemm_scratch_bytes(m, n, k, elem_bytes, a_rows)
     need = 0
-    for mr, nr, mc, kc, nc in _GEMM_BLOCKING[elem_bytes]:
-        split_n = m < n
-        size, tile = (n, nr) if split_n else (m, mr)
-        part = -(-(-(-size // tile)) // parts) * tile
-        sm, sn = (m, min(n, part)) if split_n else (min(m, part), n)
-        need = max(need, _scratch_one(sm, sn, k, elem_bytes, a_rows, (mr, nr, mc, kc, nc)))
+    for d in range(1, parts + 1):
+        if parts % d:
+            continue
+        q = parts // d  # slices the product is cut into when d of them run as one
+        for mr, nr, mc, kc, nc in _GEMM_BLOCKING[elem_bytes]:
+            split_n = m < n
+            size, tile = (n, nr) if split_n else (m, mr)
+            part = -(-(-(-size // tile)) // q) * tile
+            sm, sn = (m, min(n, part)) if split_n else (min(m, part), n)
+            one = _scratch_one(sm, sn, k, elem_bytes, a_rows, (mr, nr, mc, kc, nc))
+            need = max(need, (-(-one // d) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT)
     return need
 
 

@@ -323,11 +323,15 @@ def test_each_slice_runs_in_the_planned_part_scratch(gemm_rt, mnkp):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
+# (512, 512, 512, 4), (256, 1024, 256, 4): slices of at most 192 rows pack one B panel, the
+# whole product (no pool: one slice in the scratch of all four) a whole B block
 @pytest.mark.parametrize("mnkp", [(128, 256, 1024, 4), (49, 2048, 512, 4), (784, 128, 96, 4), (37, 129, 300, 2),
-                                  (5, 700, 33, 4), (1, 1000, 40, 4), (130, 61, 77, 4)])
+                                  (5, 700, 33, 4), (1, 1000, 40, 4), (130, 61, 77, 4), (512, 512, 512, 4),
+                                  (256, 1024, 256, 4)])
 def test_one_slice_per_thread_runs_in_the_scratch_of_the_slices_it_merges(gemm_rt, mnkp):
     """aotc_sgemm_threads on a pool of T threads, T dividing `parts`, cuts T slices, each
-    given the scratch of parts / T planned slices: each stays within it."""
+    given the scratch of parts / T planned slices, and without a pool runs the whole product
+    in the scratch of all of them: each stays within it."""
     from aotc.runtime_c import gemm_part_scratch_bytes
 
     m, n, k, parts = mnkp
@@ -335,7 +339,7 @@ def test_one_slice_per_thread_runs_in_the_scratch_of_the_slices_it_merges(gemm_r
     ffi, lib = gemm_rt.ffi, gemm_rt.lib
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
-    for used in (t for t in range(2, parts) if parts % t == 0) if parts > 2 else (1,):
+    for used in (t for t in range(1, parts) if parts % t == 0):
         need = gemm_part_scratch_bytes(m, n, k, parts, 4, a_rows=True) * (parts // used)
         c = np.zeros((m, n), np.float32)
         for q in range(used):
