@@ -456,9 +456,11 @@ AOTC_INLINE double aotc__expm1_f64(double x) { AOTC__EXPM1_BODY(double, aotc__ex
  * processors, two on others (XLA's xla.rsqrt intrinsic; one step measured on AMD EPYC
  * bit for bit, two taken from its source).  Zero, a subnormal (read as zero) and +inf
  * keep the estimate (+-inf, 0); a NaN or a negative x gives the NaN the steps make.
- * Without AVX, elsewhere and in f64, XLA takes 1 / sqrt(x), and so does aotc: a build
- * for a target without AVX (the generic x86-64 one, portable C) takes 1 / sqrt too. */
-#if defined(AOTC__FPENV_X86) && defined(__AVX__) && (defined(__GNUC__) || defined(__clang__))
+ * On a processor without AVX, elsewhere and in f64, XLA takes 1 / sqrt(x), and so does
+ * aotc.  The choice is made at run time from the processor, never from the flags the
+ * code is compiled with: rsqrtss is SSE, so a build for the generic x86-64 target gives
+ * the bits of an AVX2 or AVX-512 build on the same processor. */
+#if defined(AOTC__FPENV_X86) && (defined(__GNUC__) || defined(__clang__))
 #define AOTC__RSQRT_HW 1
 /* 0: 1 / sqrt(x); else the number of Newton steps.  The compilers' CPU model is filled
  * in once, before main, by their runtime library. */

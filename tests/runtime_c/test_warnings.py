@@ -171,8 +171,7 @@ def test_math_driver_under_sanitizers(cc, rt, tmp_path):
     src, groups = math_driver_source()
     path = tmp_path / "math_driver.c"
     path.write_text(src)
-    # the ISA flags of the build it is compared with (rt: this machine's widest SIMD path);
-    # f32 rsqrt, as XLA:CPU's, is the hardware estimate in an AVX build and 1 / sqrt without
+    # the ISA flags of the build it is compared with (rt: this machine's widest SIMD path)
     flags = ["-std=c11", "-O1", *_san_flags(cc), *native_variant().cflags]
     out = run_c_program(cc, [path], tmp_path / "math_driver", flags, timeout=600).split()
     bad, pos = [], 0
