@@ -1,10 +1,10 @@
 """Dense linear algebra: the LAPACK custom calls JAX emits on CPU (`lapack_?getrf_ffi`,
 `?potrf`, `?trsm`, `?geqrf`, `?orgqr`/`?ungqr`, `?syevd`/`?heevd`, `?gesdd`) and the HLO ops
-`cholesky` and `triangular-solve`, `?geev`, and the complex `[cz]gees`. Each rule checks shapes, options and layouts
+`cholesky` and `triangular-solve`, `?geev` and `?gees`. Each rule checks shapes, options and layouts
 (linalg_attrs.py), then builds a kernel that calls one runtime routine of
-runtime_c/aotc_linalg.c (aotc_geev.c) per matrix of the batch, on row-major logical matrices
-(cholesky and triangular-solve of f16, bf16, f8 and f4 as XLA:CPU expands them, n <= 128). Other LAPACK
-targets (the real [sd]gees, ...) stay unknown targets, refused by custom_call.py.
+runtime_c/aotc_linalg.c (aotc_geev.c, aotc_schur.c) per matrix of the batch, on row-major logical
+matrices (cholesky and triangular-solve of f16, bf16, f8 and f4 as XLA:CPU expands them, n <= 128).
+Other LAPACK targets stay unknown targets, refused by custom_call.py.
 """
 from __future__ import annotations
 
@@ -430,7 +430,7 @@ for _t in "sdcz":
     RULES.append(OpRule("custom-call", target=f"lapack_{_t}geev_ffi", shape=_geev_shape, kernel=_geev_kernel,
                         buffered_operands=True))
 
-# ------------------------------------------------------------------ gees (complex)
+# ------------------------------------------------------------------ gees
 
 
 def _gees_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -442,8 +442,10 @@ def _gees_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     if a.dims[-1] != a.dims[-2]:
         raise ShapeError(f"gees needs square matrices, got {a.text(False)}")
     *b, n, _ = a.dims
-    check_layouts(instr, shapes, (True,), (True, True, False, False, False))
-    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(a.dtype, a.dims), _arr(a.dtype, (*b, n)),
+    # T, Z, the eigenvalues (w; wr and wi for a real matrix), sdim, info
+    values = (_arr(a.dtype, (*b, n)),) * (2 if t in "sd" else 1)
+    check_layouts(instr, shapes, (True,), (True, True) + (False,) * (len(values) + 2))
+    return _expect(instr, _results(instr), (_arr(a.dtype, a.dims), _arr(a.dtype, a.dims), *values,
                                             _arr(S32, b), _arr(S32, b)))
 
 
@@ -458,17 +460,16 @@ def _gees_kernel(kb, instr: Instruction, outs) -> None:
     (work,) = _scratch(kb, [("work", a.dtype, n * n + n)])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
-    tt, z, w, sdim, info = outs
+    tt, z, *w, sdim, info = outs
     kb.emit(K.CallStmt(_fn(t, "gees"),
                        (K.Const(int(o["mode"] == "V")), K.Const(n), _at(src, b, n * n), _at(tt, b, n * n),
-                        _at(z, b, n * n), _at(w, b, n), _at(sdim, b, 1), _at(info, b, 1), work),
+                        _at(z, b, n * n), *(_at(x, b, n) for x in w), _at(sdim, b, 1), _at(info, b, 1), work),
                        max(1, 15 * n * n * n)))
     _close(kb, nb)
 
 
-# the real Schur form (quasi-triangular, from LAPACK's real double-shift QR) is not implemented:
-# lapack_[sd]gees_ffi stay unknown targets
-for _t in "cz":
+# complex: triangular T from the complex QR of aotc_geev.c; real: quasi-triangular T (aotc_schur.c)
+for _t in "sdcz":
     RULES.append(OpRule("custom-call", target=f"lapack_{_t}gees_ffi", shape=_gees_shape, kernel=_gees_kernel,
                         buffered_operands=True))
 

@@ -37,6 +37,7 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
     "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
     "aotc_geev.c",  # general eigenproblem: Hessenberg, shifted QR, eigenvectors (optional part "linalg")
+    "aotc_schur.c",  # real Schur form: Hessenberg, Francis double-shift QR (optional part "linalg")
     "aotc_lowp.h",  # bf16 and s8 GEMM declarations (optional part "lowp")
     "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot GEMMs and their portable paths (optional part "lowp")
 )
@@ -45,7 +46,7 @@ RUNTIME_FILES: tuple[str, ...] = (
 # such function's name starts with the part's prefix); the rest of the runtime is always there.
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
-    "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c")),
+    "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c")),
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
     "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),
 }

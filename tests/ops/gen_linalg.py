@@ -61,6 +61,7 @@ def functions():
         "eigvals": jnp.linalg.eigvals,
         "eig_left": lambda a: tuple(lax.linalg.eig(a, compute_left_eigenvectors=True)),
         "schur_complex": lambda a: tuple(jsl.schur(a, output="complex")),
+        "schur": lambda a: tuple(jsl.schur(a)),
     }
 
 

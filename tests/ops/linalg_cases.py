@@ -84,7 +84,7 @@ def _cases() -> dict[str, Case]:
         add(Case("eig_left", dt, (17, 17), check="eig"))
         for kind in ("triangular", "diagonal", "repeated", "jordan"):
             add(Case("eig", dt, (9, 9), kind, check="eig"), f"_{kind}")
-    # Schur decomposition (gees): complex only (output="complex" converts real inputs)
+    # complex Schur decomposition (gees; output="complex" converts real inputs)
     for dt, ns in {"f32": (3, 17, 64), "f64": (1, 2, 17), "c64": (3, 17), "c128": (1, 2, 3, 17, 64, 128)}.items():
         for n in ns:
             add(Case("schur_complex", dt, (n, n), check="schur"))
@@ -92,6 +92,15 @@ def _cases() -> dict[str, Case]:
             add(Case("schur_complex", dt, (9, 9), kind, check="schur"), f"_{kind}")
     add(Case("schur_complex", "c128", (2, 3, 17, 17), check="schur"))
     add(Case("schur_complex", "c64", (5, 5), "nan", check="schur"), "_nan")
+    # real Schur decomposition (gees of f32/f64): quasi-triangular T; 100 x 100 takes LAPACK's
+    # multishift QR (n > 75), where the eigenvalues may come in another order
+    for dt, ns in {"f32": (3, 17, 64), "f64": (1, 2, 3, 17, 64, 100)}.items():
+        for n in ns:
+            add(Case("schur", dt, (n, n), check="schur"))
+        for kind in ("triangular", "diagonal", "repeated", "jordan"):
+            add(Case("schur", dt, (9, 9), kind, check="schur"), f"_{kind}")
+    add(Case("schur", "f32", (2, 3, 17, 17), check="schur"))
+    add(Case("schur", "f64", (5, 5), "nan", check="schur"), "_nan")
     add(Case("eig", "f32", (2, 3, 17, 17), check="eig"))
     add(Case("eig_left", "c128", (2, 9, 9), check="eig"))
     add(Case("eig", "f64", (5, 5), "nan", check="eig"), "_nan")

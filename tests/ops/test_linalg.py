@@ -1,5 +1,5 @@
 """jnp.linalg and jax.scipy.linalg against XLA:CPU: the LAPACK custom calls (getrf, potrf,
-trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, complex gees) and the cholesky and triangular-solve ops.
+trsm, geqrf, orgqr/ungqr, syevd/heevd, gesdd, geev, gees) and the cholesky and triangular-solve ops.
 
 Every case of linalg_cases.py is compiled from JAX's pre-optimization HLO and from XLA's
 post-optimization HLO, run (gcc -O1, UBSan) on the stored inputs, and compared with the
@@ -191,11 +191,44 @@ def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
             assert np.all(diff[iso] <= vtol[iso]), f"{name}[{b}] output {k}: normalized eigenvectors differ"
 
 
+def schur_values(t: np.ndarray) -> np.ndarray:
+    """The eigenvalues a Schur form T shows: its diagonal, and for each 2 x 2 block of a real
+    quasi-triangular T (a nonzero subdiagonal entry) the pair a +- i sqrt(|b| |c|), as LAPACK
+    reads them (positive imaginary part first)."""
+    n = t.shape[-1]
+    out, i = [], 0
+    while i < n:
+        if t.dtype.kind != "c" and i + 1 < n and t[i + 1, i] != 0:
+            im = np.sqrt(abs(t[i, i + 1])) * np.sqrt(abs(t[i + 1, i]))
+            out += [complex(t[i, i], im), complex(t[i, i], -im)]
+            i += 2
+        else:
+            out.append(complex(t[i, i]))
+            i += 1
+    return np.array(out, np.complex128)
+
+
+def _check_quasi_triangular(t: np.ndarray, what: str) -> None:
+    """Real Schur form: zeros below the subdiagonal, no two adjacent subdiagonal entries nonzero,
+    and each 2 x 2 block in LAPACK's standard form (equal diagonal, b c < 0)."""
+    n = t.shape[-1]
+    assert np.all(np.tril(t, -2) == 0), f"{what}: T has entries below the subdiagonal"
+    sub = np.diag(t, -1)
+    for i in np.nonzero(sub)[0]:
+        assert i + 1 >= len(sub) or sub[i + 1] == 0, f"{what}: 2 x 2 blocks overlap at row {i}"
+        assert i == 0 or sub[i - 1] == 0, f"{what}: 2 x 2 blocks overlap at row {i}"
+        assert t[i, i] == t[i + 1, i + 1] and t[i, i + 1] * t[i + 1, i] < 0, \
+            f"{what}: the block at row {i} is not in standard form: {t[i:i + 2, i:i + 2]}"
+    assert n == 0 or np.all(np.isfinite(t)), f"{what}: T is not finite"
+
+
 def check_schur(a: np.ndarray, got, want, name: str, kind: str) -> None:
     """gees: the Schur form is not unique (it depends on the order QR finds the eigenvalues,
-    and on a phase per Schur vector), so T and Z are checked by what they are: T upper
-    triangular, Z unitary and A = Z T Z^H within 8 n eps |A|, and diag(T) paired with XLA's
-    as check_eig's eigenvalues (in XLA's order for general matrices up to 64 x 64)."""
+    on a sign or phase per Schur vector and, in the real form, on the rotation of each 2 x 2
+    block), so T and Z are checked by what they are: T upper triangular (complex) or upper
+    quasi-triangular in LAPACK's standard form (real), Z unitary and A = Z T Z^H within
+    8 n eps |A|, and T's eigenvalues paired with those of XLA's T as check_eig's (in XLA's
+    order for general matrices up to 64 x 64: the same QR steps as LAPACK's ?lahqr)."""
     n = a.shape[-1]
     eps = _eps(a)
     tol = 8 * max(n, 1) * eps
@@ -203,18 +236,25 @@ def check_schur(a: np.ndarray, got, want, name: str, kind: str) -> None:
         for k, (g, w) in enumerate(zip(got, want)):
             close(g, w, 0.0, f"{name} output {k}")
         return
-    A = a.astype(np.complex128).reshape(-1, n, n)
-    T, Z = (g.astype(np.complex128).reshape(-1, n, n) for g in got)
-    TX = want[0].astype(np.complex128).reshape(-1, n, n)
+    real = a.dtype.kind != "c" and got[0].dtype.kind != "c"
+    wide = np.float64 if real else np.complex128
+    A = a.astype(wide).reshape(-1, n, n)
+    T, Z = (g.astype(wide).reshape(-1, n, n) for g in got)
+    TX = want[0].astype(wide).reshape(-1, n, n)
     for b in range(A.shape[0]):
         norm = max(float(np.linalg.norm(A[b])), 1e-300)
-        assert np.all(np.tril(T[b], -1) == 0), f"{name}[{b}]: T is not upper triangular"
+        if real:
+            _check_quasi_triangular(got[0].reshape(-1, n, n)[b], f"{name}[{b}]")
+        else:
+            assert np.all(np.tril(T[b], -1) == 0), f"{name}[{b}]: T is not upper triangular"
         assert np.abs(_herm(Z[b]) @ Z[b] - np.eye(n)).max(initial=0) <= tol, f"{name}[{b}]: Z is not unitary"
         rec = np.abs(Z[b] @ T[b] @ _herm(Z[b]) - A[b]).max(initial=0)
         assert rec <= tol * norm, f"{name}[{b}]: Z T Z^H != A ({rec:.3g})"
-        wg, wx = np.diag(T[b]), np.diag(TX[b])
+        wg, wx = schur_values(T[b]), schur_values(TX[b])
         perm = _pairing(wg, wx)
-        if kind == "general" and n <= 64:  # the same complex QR steps as LAPACK's zlahqr: XLA's order
+        # the order QR deflates in follows rounding: in f32 past 17 x 17 aotc's Hessenberg reduction
+        # (unblocked ?gehd2) and LAPACK's differ enough to change it
+        if kind == "general" and n <= (17 if real and eps > 1e-10 else 64):
             assert np.all(perm == np.arange(n)), f"{name}[{b}]: eigenvalues in another order than XLA's: {perm}"
         kappa = float(np.linalg.cond(np.linalg.eig(A[b])[1])) if n else 1.0
         etol = np.sqrt(eps) * norm * 10 if kind == "jordan" else tol * norm * max(kappa, 1.0)
@@ -282,7 +322,7 @@ def test_jax_case(name, stage, workdir):
 
 MLIR = ["solve_f32_3x4x64x64", "svd_full_c64_4x7", "eigh_f64_17x17", "qr_complete_f64_2x3x9x5", "lu_f32_7x4",
         "cholesky_f64_2x5x5_notpd", "cho_solve_c128_17x17", "triangular_solve_right_upper_t_c64_17x17",
-        "eig_c64_17x17"]
+        "eig_c64_17x17", "schur_f64_17x17"]
 
 
 @pytest.mark.parametrize("name", MLIR)
@@ -309,7 +349,8 @@ def test_hlo_op(name, workdir):
 @pytest.mark.parametrize("name", ["solve_f32_3x4x64x64", "svd_reduced_c128_2x3x9x5", "eigh_f32_2x3x17x17",
                                   "qr_complete_f64_2x3x9x5", "lu_f64_7x4", "cholesky_f64_2x5x5_notpd",
                                   "solve_f64_4x4_singular", "eig_f32_2x3x17x17", "eig_left_c128_2x9x9",
-                                  "eig_f64_5x5_nan", "schur_complex_c128_2x3x17x17"])
+                                  "eig_f64_5x5_nan", "schur_complex_c128_2x3x17x17",
+                                  "schur_f32_2x3x17x17", "schur_f64_9x9_jordan"])
 def test_asan(name, workdir):
     """Built with AddressSanitizer and UBSan: any report fails the run."""
     z = load(name)
@@ -352,18 +393,19 @@ def test_refused_custom_calls(target, layouts, config, message):
     assert err.value.loc is not None and err.value.loc.line == 5
 
 
-def test_gees_is_a_located_error(workdir):
+def test_gees_sorted_is_a_located_error(workdir):
+    """gees with sort = 'S' (a selection function JAX never passes on CPU) is refused, located."""
     from aotc import driver
     from aotc.errors import AotcError
     from aotc.options import CompileOptions
     text = """HloModule gees
 ENTRY main {
   a = f64[3,3]{0,1} parameter(0)
-  ROOT s = (f64[3,3]{0,1}, f64[3,3]{0,1}, f64[3]{0}, f64[3]{0}, s32[], s32[]) custom-call(a), custom_call_target="lapack_dgees_ffi", operand_layout_constraints={f64[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, sort = 78 : ui8}
+  ROOT s = (f64[3,3]{0,1}, f64[3,3]{0,1}, f64[3]{0}, f64[3]{0}, s32[], s32[]) custom-call(a), custom_call_target="lapack_dgees_ffi", operand_layout_constraints={f64[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, sort = 83 : ui8}
 }
 """
-    fe = driver.frontend("gees.hlo", None, CompileOptions(), text=text)
-    with pytest.raises(AotcError, match='custom-call target "lapack_dgees_ffi"') as err:
+    with pytest.raises(AotcError, match="sort") as err:
+        fe = driver.frontend("gees.hlo", None, CompileOptions(), text=text)
         driver.generate(fe, str(workdir / "libgees"), CompileOptions())
     assert err.value.loc is not None and err.value.loc.line == 4
 

@@ -24,7 +24,7 @@ I64 = ctypes.c_int64
 def lib(tmp_path_factory):
     d = tmp_path_factory.mktemp("linalg_rt")
     src = d / "la.c"
-    src.write_text('#include <math.h>\n#include <string.h>\n#include "aotc_rt.h"\n#include "aotc_linalg.c"\n#include "aotc_geev.c"\n')
+    src.write_text('#include <math.h>\n#include <string.h>\n#include "aotc_rt.h"\n#include "aotc_linalg.c"\n#include "aotc_geev.c"\n#include "aotc_schur.c"\n')
     for cc in ("gcc", "clang"):
         r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{RUNTIME_DIR}",
                             str(src)], capture_output=True, text=True)
@@ -33,7 +33,7 @@ def lib(tmp_path_factory):
     r = subprocess.run(["gcc", "-std=c11", "-O2", "-DAOTC_RT_API=", "-shared", "-fPIC", f"-I{RUNTIME_DIR}", "-o",
                         str(so), str(src), "-lm"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[:3000]
-    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c"))
+    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c"))
     return ctypes.CDLL(str(so))
 
 
@@ -276,3 +276,56 @@ def test_gees(lib, t, n):
     assert np.all(np.tril(tt, -1) == 0) and np.array_equal(np.diag(tt), w)
     assert np.abs(z.conj().T @ z - np.eye(n)).max() <= _tol(t, n)
     assert np.abs(z @ tt @ z.conj().T - a).max() <= _tol(t, n) * np.linalg.norm(a)
+
+
+def _gees_real(lib, t, a):
+    n = a.shape[0]
+    tt, z = np.zeros_like(a), np.zeros_like(a)
+    wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
+    sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
+    work = np.zeros(n * n + n, a.dtype)
+    getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(wr), _p(wi), _p(sdim), _p(info), _p(work))
+    return tt, z, wr, wi, int(sdim[0]), int(info[0])
+
+
+def _cyclic(n):
+    return np.roll(np.eye(n), 1, axis=0)  # the shift matrix: plain Francis steps stall on it
+
+
+@pytest.mark.parametrize("t", "sd")
+@pytest.mark.parametrize("kind, n", [("random", 1), ("random", 2), ("random", 3), ("random", 17), ("random", 80),
+                                     ("cyclic", 4), ("cyclic", 9), ("triangular", 6), ("rotation", 2),
+                                     ("zero", 5), ("lower2", 2)])
+def test_gees_real(lib, t, kind, n):
+    """Real Schur form: T upper quasi-triangular with standardized 2 x 2 blocks (equal diagonal,
+    b c < 0), wr/wi read from T (pairs with the positive imaginary part first), Z orthogonal,
+    A = Z T Z^T; the cyclic shift matrix needs the exceptional shifts."""
+    rng = np.random.default_rng(n)
+    a = {"random": lambda: _rand(rng, (n, n), t), "cyclic": lambda: _cyclic(n).astype(TYPES[t]),
+         "triangular": lambda: np.triu(_rand(rng, (n, n), t)), "rotation": lambda: np.array([[0, -1], [1, 0]], TYPES[t]),
+         "zero": lambda: np.zeros((n, n), TYPES[t]), "lower2": lambda: np.array([[1, 0], [3, 2]], TYPES[t])}[kind]()
+    tt, z, wr, wi, sdim, info = _gees_real(lib, t, a)
+    assert info == 0 and sdim == 0
+    assert np.all(np.tril(tt, -2) == 0)
+    i = 0
+    while i < n:
+        if i + 1 < n and tt[i + 1, i] != 0:
+            assert tt[i, i] == tt[i + 1, i + 1] and tt[i, i + 1] * tt[i + 1, i] < 0
+            assert wr[i] == wr[i + 1] == tt[i, i] and wi[i] > 0 and wi[i + 1] == -wi[i]
+            assert i + 2 >= n or tt[i + 2, i + 1] == 0
+            i += 2
+        else:
+            assert wr[i] == tt[i, i] and wi[i] == 0
+            i += 1
+    assert np.abs(z.T @ z - np.eye(n)).max(initial=0) <= _tol(t, n)
+    assert np.abs(z @ tt @ z.T - a).max(initial=0) <= _tol(t, n) * max(np.linalg.norm(a), 1)
+    want = np.sort_complex(np.linalg.eigvals(a.astype(np.float64)))
+    got = np.sort_complex(wr.astype(np.float64) + 1j * wi)
+    assert np.abs(got - want).max(initial=0) <= 1e3 * _tol(t, n) * max(np.linalg.norm(a), 1)
+
+
+@pytest.mark.parametrize("t", "sd")
+def test_gees_real_nan_info(lib, t):
+    a = _rand(np.random.default_rng(5), (5, 5), t)
+    a[0, 1] = np.nan  # QR never converges: info > 0 (XLA's caller makes T and Z NaN)
+    assert _gees_real(lib, t, a)[-1] > 0
