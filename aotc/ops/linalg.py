@@ -414,7 +414,8 @@ def _geev_kernel(kb, instr: Instruction, outs) -> None:
     if nb == 0:
         return
     cplx = LETTERS["c" if t in "sc" else "z"][0]
-    (work,) = _scratch(kb, [("work", cplx, 2 * n * n + 2 * n)])
+    # complex: h, z and x (aotc_geev.c); real: complex T, Z and x, then real H and Z (aotc_schur.c)
+    (work,) = _scratch(kb, [("work", cplx, (3 if t in "sd" else 2) * n * n + 3 * n)])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     vals = [_at(outs[0], b, n), _at(outs[1], b, n)] if t in "sd" else [_at(outs[0], b, n)]

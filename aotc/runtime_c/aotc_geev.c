@@ -3,9 +3,9 @@
  * single-shift complex QR with LAPACK's (zlahqr's) deflation test and shifts to the Schur form
  * T = Z^H A Z, eigenvectors of T by back-substitution (as ztrevc) moved back by Z, and zgeev's
  * normalization: unit 2-norm, largest component real.  Written once in complex arithmetic
- * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z); the real targets run the complex routine on
- * the real matrix and split the eigenvalues into wr and wi.  No balancing (LAPACK's gebal).  The complex
- * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.
+ * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z).  No balancing (LAPACK's gebal).  The complex
+ * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.  The real
+ * targets (aotc_schur.c) take LAPACK's real double-shift QR, then these eigenvectors.
  */
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
@@ -335,18 +335,6 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
 AOTC__LA_GEEV(aotc_la_c, aotc_c64, float)
 AOTC__LA_GEEV(aotc_la_z, aotc_c128, double)
 
-/* The real targets: the complex routine on the real matrix; eigenvalues split into wr, wi. */
-#define AOTC__LA_GEEV_REAL(P, Q, RT, CT)                                                                              \
-AOTC_RT_API void P##_geev(int left, int right, int64_t n, const RT* src, RT* wr, RT* wi, CT* vl, CT* vr,              \
-                          int32_t* info, CT* work) {                                                                  \
-  CT* h = work;                                                                                                       \
-  CT* w = work + n * n;                                                                                               \
-  for (int64_t i = 0; i < n * n; ++i) h[i] = Q##_mk(src[i], (RT)0);                                                   \
-  Q##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n + n);                                                \
-  for (int64_t i = 0; i < n; ++i) { wr[i] = Q##_re(w[i]); wi[i] = Q##_im(w[i]); }                                     \
-}
-AOTC__LA_GEEV_REAL(aotc_la_s, aotc_la_c, float, aotc_c64)
-AOTC__LA_GEEV_REAL(aotc_la_d, aotc_la_z, double, aotc_c128)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif

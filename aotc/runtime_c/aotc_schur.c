@@ -11,6 +11,13 @@
  * thresholds; ?hseqr's multishift QR for n > 75 (the same decomposition, the eigenvalues
  * possibly found in another order).  Written once (AOTC__LA_GEES_REAL) over aotc_la_s and
  * aotc_la_d; matrices row-major.
+ *
+ * The real general eigenproblem (lapack_[sd]geev_ffi) starts from the same real Schur form, so
+ * its eigenvalues are LAPACK's: in its order, real ones with wi exactly 0, pairs exactly
+ * conjugate.  Each 2 x 2 block is then turned into a complex upper-triangular one by a 2 x 2
+ * unitary similarity, and aotc_geev.c's complex back-substitution gives the eigenvectors; those
+ * of real eigenvalues are made real, and the second vector of a pair is the first's conjugate,
+ * as dgeev returns them (jaxlib unpacks them into complex columns).
  */
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
@@ -351,6 +358,94 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                     \
 }
 
-/* SAFMN2 of ?lanv2: 2^int(log2(safmin / eps) / 2) */
+/* Not vectorized by GCC: with FMA available (-mfma, -march=native) its SLP vectorizer turns the row
+ * updates of the QR step (alternating - and + of products) into vfmsubadd even under
+ * -ffp-contract=off, and the bits would follow the flags (as complex products in aotc_linalg.c).
+ * SAFMN2 of ?lanv2: 2^int(log2(safmin / eps) / 2). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-tree-vectorize")
+#endif
 AOTC__LA_GEES_REAL(aotc_la_s, float, 0x1p-51f)
 AOTC__LA_GEES_REAL(aotc_la_d, double, 0x1p-485)
+
+/* The real general eigenproblem (?geev): wr/wi the eigenvalues, vl/vr (complex columns, zeros unless asked)
+   the normalized left/right eigenvectors, *info as ?lahqr's (everything NaN then).  work: 3n^2 + 3n complex. */
+#define AOTC__LA_GEEV_REAL(P, Q, T, CT)                                                                               \
+/* T_c := U^H T_c U and z_c := z_c U for the unitary U = [b i w; i w b] / hypot(b, w) that triangularizes the         \
+   standard block [a b; c a] at row i (w = sqrt(|b| |c|)): the eigenvalue a + i w first, as dgeev orders them. */     \
+AOTC_INLINE void P##_ev_block(int64_t n, CT* t, CT* z, int64_t i, T a, T w) {                                         \
+  const T b = Q##_re(t[i * n + i + 1]), r = P##_rs_lapy2(b, w);                                                       \
+  const CT u = Q##_mk(b / r, (T)0), iv = Q##_mk((T)0, w / r), niv = Q##_conj(iv);                                     \
+  for (int64_t j = i; j < n; ++j) { /* rows i, i+1: U^H */                                                            \
+    CT x = t[i * n + j], y = t[(i + 1) * n + j];                                                                      \
+    t[i * n + j] = Q##_add(Q##_mul(u, x), Q##_mul(niv, y));                                                           \
+    t[(i + 1) * n + j] = Q##_add(Q##_mul(niv, x), Q##_mul(u, y));                                                     \
+  }                                                                                                                   \
+  for (int pass = 0; pass < 2; ++pass) { /* columns i, i+1: U */                                                      \
+    CT* x = pass ? z : t;                                                                                             \
+    const int64_t rows = pass ? n : i + 2;                                                                            \
+    for (int64_t r2 = 0; r2 < rows; ++r2) {                                                                           \
+      CT p = x[r2 * n + i], q = x[r2 * n + i + 1];                                                                    \
+      x[r2 * n + i] = Q##_add(Q##_mul(p, u), Q##_mul(q, iv));                                                         \
+      x[r2 * n + i + 1] = Q##_add(Q##_mul(p, iv), Q##_mul(q, u));                                                     \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  t[i * n + i] = Q##_mk(a, w);                                                                                        \
+  t[(i + 1) * n + i + 1] = Q##_mk(a, -w);                                                                             \
+  t[(i + 1) * n + i] = Q##_mk((T)0, (T)0);                                                                            \
+}                                                                                                                     \
+                                                                                                                      \
+/* dgeev's vectors from zgeev's: a real eigenvalue's column made real (unit 2-norm), a pair's second column the      \
+   conjugate of its first. */                                                                                         \
+AOTC_INLINE void P##_ev_real_columns(int64_t n, const T* wi, CT* v) {                                                 \
+  for (int64_t k = 0; k < n; ++k) {                                                                                   \
+    if (wi[k] == (T)0) {                                                                                              \
+      T ss = (T)0, amax = (T)0;                                                                                       \
+      for (int64_t r = 0; r < n; ++r) amax = P##_rs_max(amax, P##_fabs(Q##_re(v[r * n + k])));                       \
+      for (int64_t r = 0; r < n; ++r) {                                                                               \
+        T x = amax > (T)0 ? Q##_re(v[r * n + k]) / amax : (T)0;                                                       \
+        ss += x * x;                                                                                                  \
+      }                                                                                                               \
+      const T scl = amax > (T)0 ? (T)1 / (amax * P##_sqrt(ss)) : (T)0;                                                \
+      for (int64_t r = 0; r < n; ++r) v[r * n + k] = Q##_mk(Q##_re(v[r * n + k]) * scl, (T)0);                       \
+    } else if (wi[k] > (T)0 && k + 1 < n) {                                                                           \
+      for (int64_t r = 0; r < n; ++r) v[r * n + k + 1] = Q##_conj(v[r * n + k]);                                      \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
+AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T* wi, CT* vl, CT* vr,                \
+                          int32_t* info, CT* work) {                                                                  \
+  *info = 0;                                                                                                          \
+  if (n <= 0) return;                                                                                                 \
+  CT* tc = work;                                                                                                      \
+  CT* zc = work + n * n;                                                                                              \
+  CT* x = work + 2 * n * n;                                                                                           \
+  T* h = (T*)(work + 2 * n * n + n);                                                                                  \
+  T* zr = h + n * n;                                                                                                  \
+  memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                                        \
+  P##_rs_hessenberg(n, h, zr, zr + n * n);                                                                            \
+  *info = P##_rs_lahqr(n, h, zr, wr, wi);                                                                             \
+  if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(CT));                                                             \
+  if (!right) memset(vr, 0, (size_t)(n * n) * sizeof(CT));                                                            \
+  if (*info != 0) {                                                                                                   \
+    const CT nan = Q##_mk((T)NAN, (T)NAN);                                                                            \
+    for (int64_t i = 0; i < n; ++i) { wr[i] = (T)NAN; wi[i] = (T)NAN; }                                               \
+    for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                            \
+    return;                                                                                                           \
+  }                                                                                                                   \
+  if (!left && !right) return;                                                                                        \
+  for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                   \
+  for (int64_t i = 0; i + 1 < n; ++i)                                                                                 \
+    if (wi[i] > (T)0) P##_ev_block(n, tc, zc, i, wr[i], wi[i]);                                                       \
+  Q##_trevc(left, right, n, tc, zc, vl, vr, x);                                                                       \
+  if (left) P##_ev_real_columns(n, wi, vl);                                                                           \
+  if (right) P##_ev_real_columns(n, wi, vr);                                                                          \
+}
+
+AOTC__LA_GEEV_REAL(aotc_la_s, aotc_la_c, float, aotc_c64)
+AOTC__LA_GEEV_REAL(aotc_la_d, aotc_la_z, double, aotc_c128)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif

@@ -144,12 +144,28 @@ def _pairing(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.array(out, np.int64)
 
 
+def _check_real_spectrum(w: np.ndarray, vecs: list[np.ndarray], what: str) -> None:
+    """A real matrix's eigenvalues as LAPACK's dgeev gives them: each real (imaginary part
+    exactly 0, with a real eigenvector) or one of an exactly conjugate pair, the positive
+    imaginary part first, whose eigenvectors are exact conjugates."""
+    k = 0
+    while k < len(w):
+        if w[k].imag == 0:
+            assert all(np.all(v[:, k].imag == 0) for v in vecs), f"{what}: eigenvector {k} of a real eigenvalue is not real"
+            k += 1
+            continue
+        assert k + 1 < len(w) and w[k].imag > 0 and w[k + 1] == np.conj(w[k]), f"{what}: eigenvalue {k} has no conjugate after it"
+        assert all(np.array_equal(v[:, k + 1], np.conj(v[:, k])) for v in vecs), f"{what}: vectors {k}, {k + 1} not conjugate"
+        k += 2
+
+
 def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
-    """geev: aotc's eigenvalues are paired with XLA's (nearest first). For complex matrices
-    aotc runs LAPACK's zlahqr steps and finds them in XLA's order, which is asserted for general
-    matrices up to 64 x 64 (beyond 75 LAPACK switches to zlaqr0; repeated eigenvalues have no
-    order); real ones go through the same complex QR where LAPACK runs real double-shift QR, so
-    their order differs from XLA's beyond small sizes and only the pairing is checked. Then
+    """geev: aotc's eigenvalues are paired with XLA's (nearest first). aotc runs LAPACK's QR
+    steps (zlahqr for complex matrices, dlahqr's real double-shift QR for real ones) and finds
+    them in XLA's order, which is asserted for general matrices up to 64 x 64 (17 x 17 in f32,
+    where rounding in the Hessenberg reduction may change which deflates first; beyond 75 LAPACK
+    switches to ?laqr0; repeated eigenvalues have no order). Real matrices give exactly real
+    eigenvalues (imaginary part 0) and exactly conjugate pairs with conjugate vectors, as XLA. Then
     eigenvalues within 8 n eps |A| kappa(V) (Bauer-Fike; sqrt(eps) |A| for Jordan blocks),
     residuals |A v - lambda v| and |u^H A - lambda u^H| within 8 n eps |A|, unit norms, and
     each vector equal to XLA's after a phase normalization where its eigenvalue is isolated."""
@@ -168,8 +184,10 @@ def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
         norm = max(float(np.linalg.norm(ab)), 1e-300)
         wx = wants[0][b]
         perm = _pairing(outs[0][b], wx)
-        if a.dtype.kind == "c" and kind == "general" and n <= 64:
+        if kind == "general" and n <= (17 if a.dtype == np.float32 else 64):
             assert np.all(perm == np.arange(n)), f"{name}[{b}]: eigenvalues in another order than XLA's: {perm}"
+        if a.dtype.kind != "c":
+            _check_real_spectrum(outs[0][b], [o[b] for o in outs[1:]], f"{name}[{b}]")
         wg = outs[0][b][perm]
         vx = wants[-1][b] if len(want) > 1 else np.linalg.eig(ab)[1]
         kappa = float(np.linalg.cond(vx)) if n else 1.0
