@@ -386,6 +386,12 @@ for _t in "sdcz":
 # ------------------------------------------------------------------ geev
 
 
+def geev_work(letter: str, n: int) -> int:
+    """Complex elements of scratch aotc_la_?_geev takes: h, z and x (complex, aotc_geev.c); complex
+    T, Z and x, then the real H, Z and a vector (real, aotc_schur.c)."""
+    return (3 if letter in "sd" else 2) * n * n + 3 * n
+
+
 def _geev_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     t = target_letter(instr, "geev")
     options(instr, _GEEV)
@@ -414,8 +420,7 @@ def _geev_kernel(kb, instr: Instruction, outs) -> None:
     if nb == 0:
         return
     cplx = LETTERS["c" if t in "sc" else "z"][0]
-    # complex: h, z and x (aotc_geev.c); real: complex T, Z and x, then real H and Z (aotc_schur.c)
-    (work,) = _scratch(kb, [("work", cplx, (3 if t in "sd" else 2) * n * n + 3 * n)])
+    (work,) = _scratch(kb, [("work", cplx, geev_work(t, n))])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     vals = [_at(outs[0], b, n), _at(outs[1], b, n)] if t in "sd" else [_at(outs[0], b, n)]

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from aotc.ops.linalg import geev_work
 from aotc.runtime_c import OPTIONAL_PARTS, RUNTIME_DIR
 
 TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
@@ -226,7 +227,8 @@ def _geev(lib, t, a):
     n = a.shape[0]
     ct = _COMPLEX[t]
     vl, vr, info = np.zeros((n, n), ct), np.zeros((n, n), ct), np.zeros(1, np.int32)
-    work = np.zeros(2 * n * n + 2 * n, ct)
+    size = geev_work(t, n)
+    work = np.full(size + 16, 7.0, ct)  # the planned scratch and a guard zone behind it
     if t in "sd":
         wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
         getattr(lib, f"aotc_la_{t}_geev")(1, 1, I64(n), _p(a), _p(wr), _p(wi), _p(vl), _p(vr), _p(info), _p(work))
@@ -234,6 +236,7 @@ def _geev(lib, t, a):
     else:
         w = np.zeros(n, ct)
         getattr(lib, f"aotc_la_{t}_geev")(1, 1, I64(n), _p(a), _p(w), _p(vl), _p(vr), _p(info), _p(work))
+    assert np.all(work[size:] == 7.0), "geev wrote past its planned scratch"
     return w, vl, vr, info[0]
 
 
@@ -283,8 +286,9 @@ def _gees_real(lib, t, a):
     tt, z = np.zeros_like(a), np.zeros_like(a)
     wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
     sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
-    work = np.zeros(n * n + n, a.dtype)
+    work = np.full(n * n + n + 16, 7.0, a.dtype)  # the planned scratch and a guard zone behind it
     getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(wr), _p(wi), _p(sdim), _p(info), _p(work))
+    assert np.all(work[n * n + n:] == 7.0), "gees wrote past its planned scratch"
     return tt, z, wr, wi, int(sdim[0]), int(info[0])
 
 
