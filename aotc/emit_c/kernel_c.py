@@ -188,7 +188,7 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
         v = s.var.name
         step = f"++{v}" if s.step == 1 else f"{v} += {s.step}"
         note = f"  /* {', '.join(sorted(s.marks))} */" if marks and s.marks else ""
-        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {step}) {{{note}")
+        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {_operand(s.stop, '<', True)}; {step}) {{{note}")
         out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
     elif isinstance(s, K.Repeat):
@@ -251,7 +251,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD, WIDE})
     note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
     if wide and s.trip >= 0 and s.trip % WIDE_MULTIPLE == 0:  # every width divides the count: no tail
-        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {expr(s.stop)}; {v} += {lanes}) {{{note}")
+        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {_operand(s.stop, '<', True)}; {v} += {lanes}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
         return
@@ -264,7 +264,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
         out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {lanes}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
-        out.append(f"{pad}for (int64_t {v} = {mid}; {v} < {expr(s.stop)}; ++{v}) {{")
+        out.append(f"{pad}for (int64_t {v} = {mid}; {v} < {_operand(s.stop, '<', True)}; ++{v}) {{")
         out.extend(stmts(s.body, depth + 1, marks))
         out.append(pad + "}")
         return
@@ -282,7 +282,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     out.append(f"{pad}    for (; {v} + {lanes} <= {expr(s.stop)}; {v} += {lanes}) {{{note}")
     out.extend("    " + line for line in body)
     out.append(pad + "    }")
-    out.append(f"{pad}    for (; {v} < {expr(s.stop)}; ++{v}) {{")
+    out.append(f"{pad}    for (; {v} < {_operand(s.stop, '<', True)}; ++{v}) {{")
     out.extend(stmts(s.body, depth + 2, marks))
     out.append(pad + "    }")
     out.append(pad + "}")

@@ -6,12 +6,13 @@ aotc maps opcodes or targets to behaviour.
 from __future__ import annotations
 
 from . import (batch_norm, bitcast_convert, collective, control, convolution, data, dimension_size, dot, dynamic,
-               elementwise, fft, gather_scatter, host, linalg, random, reduce, select_and_scatter, shape_ops, sort, stochastic, window)
+               elementwise, fft, gather_scatter, host, linalg, random, reduce, reduce_window, select_and_scatter, shape_ops,
+               sort, stochastic)
 from .custom_call import custom_call_rule
 from .rule import CHEAP, IDENTITY, KEEPS_INDEX, SAME_ELEMENTS, SIDE_EFFECT, OpRule, ShapeError  # noqa: F401
 
 FAMILIES = (data, elementwise, bitcast_convert, shape_ops, reduce, dot, gather_scatter, dynamic, sort, control,
-            window, convolution, random, fft, host, select_and_scatter, batch_norm, linalg, collective, dimension_size, stochastic)
+            reduce_window, convolution, random, fft, host, select_and_scatter, batch_norm, linalg, collective, dimension_size, stochastic)
 
 
 def _gather() -> tuple[dict[str, OpRule], dict[str, OpRule]]:

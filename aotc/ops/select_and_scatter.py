@@ -4,22 +4,23 @@ source value is combined into the result there with the `scatter` computation. W
 geometry comes from window.py; this module owns only the op's shape rule and kernel.
 
 The order is XLA:CPU's (its SelectAndScatterExpander: a reduce-window over the operand and
-its indices, then a scatter): window positions in row-major order, the first real element
+its indices, then a scatter): window positions in XLA's reduce-window order
+(window.over_windows: row-major, or split at the dimension XLA's loop emitter peels, which
+with window padding decides ties), positions on padding skipped, the first real element
 selected, then a later element `x` replaces the selected `s` when `select(s, x)` is false
-(under GE the first maximum wins, a NaN is replaced by the next element). Window padding
-is refused (see `_shape`).
+(under GE the first maximum wins, a NaN is replaced by the next element).
 Source elements scatter in row-major order, so overlapping windows add in XLA's order.
 """
 from __future__ import annotations
 
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
-from ..hlo.shape import ArrayShape, Shape
+from ..hlo.shape import Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, load_value, store_value
 from .elementwise import _arr
 from .rule import OpRule, ShapeError
-from .window import _over_windows, check_window, span_misses_input, window_output_size, window_span
+from .window import check_window, over_windows, peeled_dim, span_misses_input, window_output_size, window_span
 
 RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
 
@@ -54,13 +55,6 @@ def _kernel(kb, instr: Instruction, outs) -> None:
     select = kb.scalar_function(instr.attr("select"))
     scatter = kb.scalar_function(instr.attr("scatter"))
     wins = instr.attr("window").dims
-    if any(w.pad_lo or w.pad_hi for w in wins):
-        # Observed: with window padding XLA:CPU visits a window's positions in an order
-        # that depends on the padding (not row-major), which decides ties; aotc refuses
-        # rather than pick another element. JAX pads with a pad instruction instead.
-        raise ShapeError("select-and-scatter with window padding is not supported: pad the operand "
-                         "with a pad instruction (as JAX does)")
-
     # 1. the result starts as the init value
     if operand.size == 0:
         return
@@ -91,7 +85,7 @@ def _kernel(kb, instr: Instruction, outs) -> None:
         kb.assign(at, kb.linear(Index(operand.dims, tuple(sub))))
         kb.close()
 
-    _over_windows(kb, spans, consider)
+    over_windows(kb, spans, consider, peeled_dim(operand.dims, source.dims, wins))
     kb.if_(at.ge(0))
     src = kb.operand(instr, 1, Index(source.dims, tuple(s_vars)))
     cur = load_value(dt, K.Load(out, at))

@@ -1,4 +1,5 @@
-"""Window geometry shared by the windowed ops, and reduce-window itself.
+"""Window geometry shared by the windowed ops (reduce_window.py, select_and_scatter.py,
+convolution.py), and the order XLA:CPU visits a window's positions in.
 
 A window walks over a padded, dilated view of its input that is never
 materialized. For each output index, `window_span` computes in closed form (integer
@@ -17,14 +18,10 @@ from math import gcd
 
 from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction, Window, WindowDim
-from ..hlo.shape import ArrayShape, Shape, TupleShape
+from ..hlo.shape import ArrayShape
 from ..kernel import ir as K
-from ..kernel.builder import Index, compute_type, store_value
-from .elementwise import _arr
-from .reduce import f32_combiner
-from .rule import OpRule, ShapeError
-
-RULES: list[OpRule] = []  # this family's op definitions, gathered by registry.py
+from ..kernel.builder import compute_type
+from .rule import ShapeError
 
 ZERO, ONE = K.Const(0), K.Const(1)
 ALWAYS, NEVER = K.Const(1, K.BOOL), K.Const(0, K.BOOL)
@@ -68,7 +65,8 @@ class Span:
     pos: K.Expr
     inside: K.Expr | None
     full: bool  # every window index lands on input for every output index: a plain loop
-    size: int  # the window size
+    size: int  # the window size (the end of the loop when every index lands)
+    first: int = 0  # the start of that loop (a part of the window: `over_windows`)
 
 
 def all_of(conds) -> K.Expr | None:
@@ -183,7 +181,8 @@ def interior(spans: list[Span]) -> tuple[K.Expr, list[Span]] | None:
     cond = all_of(s.inside for s in spans)
     if cond is None or cond == NEVER:
         return None
-    full = [s if s.full else replace(s, lo=ZERO, hi=K.Const(s.size), step=1, inside=None, full=True) for s in spans]
+    full = [s if s.full else replace(s, lo=K.Const(s.first), hi=K.Const(s.size), step=1, inside=None, full=True)
+            for s in spans]
     return cond, full
 
 
@@ -198,65 +197,89 @@ def open_span(kb, span: Span, marks=(K.REDUCTION,)) -> tuple[K.Expr, int]:
     return kb.let(span.pos, "pos"), 1
 
 
-# ------------------------------------------------------------------ reduce-window
+def peeled_dim(in_dims, out_dims, wins) -> int | None:
+    """The window dimension XLA:CPU's loop emitter peels, which sets the order a window's
+    positions are visited in (and so which of tied elements a select-and-scatter picks, and
+    the bits of a sum). XLA's EmitLoopNest scans the window dimensions from the last while
+    the product of their trip counts so far is under 64, and peels the first one whose
+    window index is constrained in XLA's simplified indexing map and no longer constrained
+    once its last index is taken off (`_constrained`): all positions with a smaller index in
+    that dimension are visited first (row-major), then those at the last index (row-major).
+    None: no peel, plain row-major order."""
+    cumulative = 1
+    for d in range(len(wins) - 1, -1, -1):
+        if cumulative >= 64:
+            break
+        w, n, out = wins[d], in_dims[d], out_dims[d]
+        cumulative *= _trip_count(w, n, out)
+        if w.size < 2 or n == 0 or out == 0:
+            continue
+        if _constrained(w, n, out - 1, w.size - 1) and not _constrained(w, n, out - 1, w.size - 2):
+            return d
+    return None
 
 
-def _reduce_window_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
-    if len(shapes) % 2 or not shapes:
-        raise ShapeError("reduce-window needs N operands followed by N init values")
-    n = len(shapes) // 2
-    ins = [_arr(s, f"operand {k}") for k, s in enumerate(shapes[:n])]
-    inits = [_arr(s, f"init {k}") for k, s in enumerate(shapes[n:])]
-    for k, (a, i) in enumerate(zip(ins, inits)):
-        if a.dims != ins[0].dims:
-            raise ShapeError(f"reduce-window operand {k} {a.text(False)} does not match {ins[0].text(False)}")
-        if i.rank != 0 or i.dtype != a.dtype:
-            raise ShapeError(f"reduce-window init {k} must be a {a.dtype.name} scalar, got {i.text(False)}")
-    wins = check_window(instr.attr("window"), ins[0].rank, "reduce-window")
-    if instr.attr("to_apply") is None:
-        raise ShapeError("reduce-window needs a to_apply computation")
-    dims = tuple(window_output_size(m, w) for m, w in zip(ins[0].dims, wins))
-    outs = tuple(ArrayShape(a.dtype, dims) for a in ins)
-    return outs[0] if n == 1 else TupleShape(outs)
+def _constrained(w: WindowDim, n: int, o_hi: int, w_hi: int) -> bool:
+    """Whether window index k in [0, w_hi] stays in the constraint XLA's IndexingMap::Simplify
+    leaves for `stride*o + rhs_dilate*k - pad_lo` within the input (o in [0, o_hi]): a
+    single-valued o or k leaves a bound on the other alone; a constraint always met goes;
+    and with no low padding, `g*a + b in [0, ub]` whose bound on a is the same for every b
+    becomes a bound on a (XLA's SimplifyAddConstraint)."""
+    if w_hi <= 0 or o_hi <= 0:
+        return False
+    if w.lhs_dilate > 1:
+        return True  # the dilation's mod constraint
+    ub = n - 1
+    if -w.pad_lo >= 0 and w.stride * o_hi + w.rhs_dilate * w_hi - w.pad_lo <= ub:
+        return False
+    if w.pad_lo != 0:
+        return True
+    s, r = w.stride, w.rhs_dilate
+    while True:
+        scaled = [c for c in (s, r) if c > 1]
+        g = reduce(gcd, scaled) if scaled else 1
+        if g == 1:
+            return True
+        if s > 1 and r > 1:  # both terms scale: the constraint shrinks by g
+            s, r, ub = s // g, r // g, ub // g
+            if s * o_hi + r * w_hi <= ub:
+                return False
+            continue
+        rest = w_hi if s > 1 else o_hi  # the range of the unscaled term, from 0
+        return (ub - rest) // g != ub // g
 
 
-def _reduce_window_kernel(kb, instr: Instruction, outs) -> None:
-    n = len(instr.operands) // 2
-    ins = [kb.producers[o].array_shape for o in instr.operands[:n]]
-    in_dims = ins[0].dims
-    out_dims = outs[0].dims
-    if 0 in out_dims:
+def _trip_count(w: WindowDim, n: int, out: int) -> int:
+    """The window index's trip count in XLA's simplified map (a single output index bounds
+    the window index to the positions that land)."""
+    if out != 1:
+        return w.size
+    last = (n - 1) * w.lhs_dilate
+    lands = [k for k in range(w.size) if 0 <= k * w.rhs_dilate - w.pad_lo <= last
+             and (k * w.rhs_dilate - w.pad_lo) % w.lhs_dilate == 0]
+    return lands[-1] - lands[0] + 1 if lands else 0
+
+
+def over_windows(kb, spans: list[Span], body, peel: int | None = None) -> None:
+    """The loops over a window's positions, `body(positions)` inside, in XLA:CPU's order:
+    row-major, or with dimension `peel` (`peeled_dim`) split into its positions before the
+    last and its last position, each part a row-major nest of its own."""
+    if peel is None or isinstance(spans[peel].w, K.Const):
+        _over_windows(kb, spans, body)
         return
-    wins = instr.attr("window").dims
-    combine = f32_combiner(kb, instr) if n == 1 and ins[0].dtype == DTYPES["f32"] else None
-    if combine is not None and len(in_dims) >= 2 and wins[-1] == WindowDim(1) and in_dims[-1] >= CHANNEL_VECTOR:
-        _reduce_window_channels(kb, instr, outs[0], in_dims, out_dims, wins, combine)
-        return
-    fn = kb.scalar_function(instr.attr("to_apply"))
-    types = [compute_type(a.dtype) for a in ins]
-    # every output element is computed on its own: threads may split the output loops
-    o_vars: list[K.Expr] = [kb.loop(kb.fresh(f"o{d}"), m, (K.PARALLEL,)) if m > 1 else ZERO
-                            for d, m in enumerate(out_dims)]
-    accs = [kb.local(types[k], kb.operand(instr, n + k, Index(())), f"acc{k}") for k in range(n)]
-    misses = any(span_misses_input(o_vars[d], wd, in_dims[d]) for d, wd in enumerate(wins))
-    spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
-                               for d, wd in enumerate(wins)]
-
-    def accumulate(sub: list[K.Expr]) -> None:
-        xs = [kb.operand(instr, k, Index(in_dims, tuple(sub))) for k in range(n)]
-        if n == 1:
-            kb.assign(accs[0], K.Call(fn, (accs[0], xs[0]), types[0]))
-        else:
-            kb.emit(K.CallStmt(fn, tuple(accs) + tuple(xs) + tuple(K.Ptr(var=a) for a in accs)))
-
-    if not misses:
-        _over_windows(kb, spans, accumulate)
-    lin = kb.linear(Index(out_dims, tuple(o_vars)))
-    for k in range(n):
-        kb.store(outs[k], lin, store_value(ins[k].dtype, accs[k]))
-    for m in out_dims:
-        if m > 1:
-            kb.close()
+    span = spans[peel]
+    last = span.size - 1
+    whole = span.inside is None
+    head = replace(span, hi=_sel(span.hi.lt(last), span.hi, last), size=last, full=span.full,
+                   inside=None if whole else all_of([span.inside if span.inside == NEVER else None,
+                                                     span.lo.eq(0), span.hi.ge(last)]))
+    starts = K.Binary("&&", span.lo.le(last), ((last - span.lo) % span.step).eq(0), K.BOOL) if span.step > 1 \
+        else span.lo.le(last)
+    tail = replace(span, lo=_sel(starts, last, span.hi), first=last, full=False,
+                   inside=None if whole else all_of([span.inside if span.inside == NEVER else None,
+                                                     starts, span.hi.eq(span.size)]))
+    _over_windows(kb, spans[:peel] + [head] + spans[peel + 1:], body)
+    _over_windows(kb, spans[:peel] + [tail] + spans[peel + 1:], body)
 
 
 def _over_windows(kb, spans: list[Span], body) -> None:
@@ -282,41 +305,6 @@ def _over_windows(kb, spans: list[Span], body) -> None:
         nest(spans)
         kb.close()
 
-
-CHANNEL_VECTOR = 8  # a minor dimension at least this long, untouched by the window, is a vector loop
-
-
-def _reduce_window_channels(kb, instr: Instruction, out: K.Buf, in_dims, out_dims, wins, combine) -> None:
-    """A window over all dimensions but the minor one (a pool over NHWC): each window
-    position combines a whole row of the minor dimension into the output row, which holds
-    the running values, so the row is one vector loop. The reducer is one f32 op of its
-    parameters (`f32_combiner`), applied in the same order as the scalar kernel."""
-    rows = out_dims[:-1]
-    o_vars: list[K.Expr] = [kb.loop(kb.fresh(f"o{d}"), m, (K.PARALLEL,)) if m > 1 else ZERO
-                            for d, m in enumerate(rows)]
-    row = kb.linear(Index(out_dims, tuple(o_vars) + (ZERO,)))
-    init = kb.operand(instr, 1, Index(()))
-    c = kb.loop(kb.fresh("c"), out_dims[-1], (K.VECTOR,))
-    kb.store(out, row + c, init)
-    kb.close()
-    misses = any(span_misses_input(o_vars[d], wd, in_dims[d]) for d, wd in enumerate(wins[:-1]))
-    spans = [] if misses else [window_span(kb, o_vars[d], wd, in_dims[d], out_dims[d], f"w{d}")
-                               for d, wd in enumerate(wins[:-1])]
-
-    def accumulate(sub: list[K.Expr]) -> None:
-        c = kb.loop(kb.fresh("c"), out_dims[-1], (K.VECTOR,))
-        x = kb.operand(instr, 0, Index(in_dims, tuple(sub) + (c,)))
-        kb.store(out, row + c, combine(K.Load(out, row + c), x))
-        kb.close()
-
-    if not misses:
-        _over_windows(kb, spans, accumulate)
-    for m in rows:
-        if m > 1:
-            kb.close()
-
-
-RULES.append(OpRule("reduce-window", shape=_reduce_window_shape, kernel=_reduce_window_kernel))
 
 # ------------------------------------------------------------------ convolution dimension numbers
 

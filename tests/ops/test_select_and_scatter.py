@@ -1,8 +1,8 @@
 """select-and-scatter against XLA:CPU: GE and GT selections (ties and NaN and -inf decide
 which element wins), a general select computation, add and other scatter reducers, a pad instruction in front
 (as JAX writes it), operand elements no window covers, overlapping windows,
-f32/f64/bf16/f16 and integers (window padding is refused: XLA:CPU's order of a padded
-window's positions is not row-major); and the gradient of max pooling (`jax.grad` of
+f32/f64/bf16/f16 and integers (window padding, which changes the order XLA:CPU visits a
+window's positions in, is test_window_order.py's); and the gradient of max pooling (`jax.grad` of
 `lax.reduce_window` with `lax.max`) as JAX exports it before XLA's optimizations and after
 them (where XLA:CPU has rewritten it into a reduce-window over indices and a scatter), on
 NHWC 1x56x56x64 3x3 stride 2 SAME, 2x2 stride 2 VALID, and 3x3 stride 1 windows.
@@ -169,20 +169,6 @@ def test_pool_grad_post_optimization(name, workdir):
     got = run_hlo_text((DATA / f"{name}_post.hlo").read_text(), inputs, workdir, f"{name}_post")
     assert len(got) == 1
     assert_matches(got[0], expected[0], 0.0, f"{name}_post")
-
-
-def test_window_padding_is_a_located_error(tmp_path):
-    """XLA:CPU's order of a padded window's positions (which decides ties) is not row-major
-    and depends on the padding; aotc refuses window padding (JAX pads with a pad op)."""
-    from aotc import driver
-    from aotc.errors import AotcError
-    from aotc.options import CompileOptions
-
-    text = _module("padded", "f32", (6, 6), (3, 3), "size=3x3 stride=2x2 pad=1_0x0_1")
-    with pytest.raises(AotcError) as e:
-        fe = driver.frontend("padded.hlo", None, CompileOptions(), text=text)
-        driver.generate(fe, str(tmp_path / "libpadded"), CompileOptions())
-    assert "select-and-scatter" in str(e.value) and "padding" in str(e.value) and "padded.hlo:" in str(e.value)
 
 
 def test_pool_modules_exported():
