@@ -7,6 +7,8 @@
  * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.  The real
  * targets (aotc_schur.c) take LAPACK's real double-shift QR, then these eigenvectors.
  */
+#ifndef AOTC_GEEV_C
+#define AOTC_GEEV_C 1 /* the guard of aotc_schur.c's #include of this file */
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
 #endif
@@ -338,3 +340,4 @@ AOTC__LA_GEEV(aotc_la_z, aotc_c128, double)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+#endif /* AOTC_GEEV_C */

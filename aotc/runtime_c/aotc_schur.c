@@ -22,6 +22,9 @@
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
 #endif
+#ifndef AOTC_GEEV_C
+#include "aotc_geev.c" /* the complex back-substitution (aotc_la_[cz]_trevc) */
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
