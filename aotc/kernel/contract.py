@@ -30,16 +30,23 @@ FUSED_COMPLEX = {f"aotc_{op}_{t}": f"aotc_f{op}_{t}" for op in ("mul", "div") fo
 
 
 def contract_multiply_adds(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
+    return _block(body)
+
+
+def _uses(body: tuple[K.Stmt, ...]) -> Counter[str]:
+    """Reads of each name in `body` and the blocks inside it: all the reads a Let of this
+    block has (the copies of one loop made by unswitching each hold their own)."""
     uses: Counter[str] = Counter()
     for s in K.walk(body):
         for e in K.stmt_exprs(s):
             for x in K.nodes(e):
                 if isinstance(x, K.Var):
                     uses[x.name] += 1
-    return _block(body, uses)
+    return uses
 
 
-def _block(body: tuple[K.Stmt, ...], uses: Counter) -> tuple[tuple[K.Stmt, ...], bool]:
+def _block(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
+    uses = _uses(body)
     products: dict[str, K.Binary] = {}  # single-use products of this block, by Let name
     negated: dict[str, K.Var] = {}      # single-use negations of those
     fused: set[str] = set()             # Lets whose one use was fused
@@ -60,7 +67,7 @@ def _block(body: tuple[K.Stmt, ...], uses: Counter) -> tuple[tuple[K.Stmt, ...],
                       and v.args[0].name in products):
                     negated[s.var.name] = v.args[0]
         elif K.nested(s):
-            bodies = [_block(inner, uses) for inner in K.nested(s)]
+            bodies = [_block(inner) for inner in K.nested(s)]
             if any(c for _, c in bodies):
                 s, changed = K.with_nested(s, tuple(b for b, _ in bodies)), True
         out.append(s)

@@ -14,6 +14,7 @@ from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
 from .tabulate import tabulate_columns
+from .unswitch import unswitch_invariant_branches
 from .contract import contract_multiply_adds
 from .vectorize import mark_simd
 
@@ -27,6 +28,7 @@ KERNEL_PASSES = (
     ("reuse", reuse_fold_values),       # a map loop loads what a fold over its row computed (softmax's exp)
     ("tabulate", tabulate_columns),     # costly per-column values (BatchNorm's per channel) once per column
     ("retire", remove_unused_values),   # what tabulating left unread
+    ("unswitch", unswitch_invariant_branches),  # a vector loop's invariant branch (a fused pad's bounds) outside it
     ("propagate", propagate_indices),   # affine index values into the accesses of vector loops
     ("contract", contract_multiply_adds),  # products added once: fused multiply-adds, as XLA:CPU fuses (FMA targets)
     ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
