@@ -11,7 +11,8 @@ condition is now evaluated anyway), and use neither the loop variable nor anythi
 binds or assigns. A split needs constant bounds, step 1 and the variable with coefficient
 ±1. The copies are unswitched again, up to `MAX_COPIES` per loop. Only loops marked
 `vector` whose bodies hold no loops are taken, and not the kernel's top-level parallel
-loop (threads split that one loop).
+loop (threads split that one loop); and only when a copy then vectorizes (short loops and
+bodies the vocabulary lacks keep their branch: copies would only grow the code).
 
 In each copy a local declared without a value and assigned once, at the top of the body,
 becomes a `Let` (what the branch assigned is now the only assignment on the path), so the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from . import ir as K
 from .simplify import terms
+from .vectorize import vectorizable
 
 
 def unswitch_invariant_branches(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
@@ -42,7 +44,7 @@ def _block(body: tuple[K.Stmt, ...], top: bool) -> tuple[tuple[K.Stmt, ...], boo
             s = K.with_nested(s, tuple(inner))
         if isinstance(s, K.Loop) and not (top and K.PARALLEL in s.marks):
             u = _unswitch(s, MAX_COPIES)
-            if u is not None:
+            if u is not None and any(vectorizable(x) for x in K.walk(u) if isinstance(x, K.Loop)):
                 out.extend(u)
                 changed = True
                 continue
