@@ -27,13 +27,11 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_gemm.c",  # packed GEMM and its micro-kernels
     "aotc_winograd.h",  # Winograd 3x3 convolution declarations (optional part "winograd")
     "aotc_winograd.c",  # Winograd F(2x2,3x3) / F(4x4,3x3) over aotc_sgemm (optional part "winograd")
-    "aotc_fft.h",  # FFT declarations (fft op: FFT, IFFT, RFFT, IRFFT) and scratch sizes
-    "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths
     "aotc_thread.h",  # threads, locks, atomics: POSIX or Win32; C11, C++ or MSVC atomics
     "aotc_pool.h",  # thread pool API, plug-in pool type
     "aotc_pool.c",  # thread pool implementation
-    "aotc_fft.h",  # FFT declarations (optional part "fft")
-    "aotc_fft.c",  # mixed-radix Stockham and Bluestein FFTs (optional part "fft")
+    "aotc_fft.h",  # FFT declarations (fft op: FFT, IFFT, RFFT, IRFFT) and scratch sizes (optional part "fft")
+    "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths (optional part "fft")
     "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
     "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
     "aotc_geev.c",  # general eigenproblem: Hessenberg, shifted QR, eigenvectors (optional part "linalg")
