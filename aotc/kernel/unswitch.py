@@ -72,7 +72,7 @@ def _unswitch(loop: K.Loop, budget: int) -> tuple[K.Stmt, ...] | None:
         then, orelse = _lets(head + s.then + tail), _lets(head + s.orelse + tail)
         if _invariant(s.cond, bound):
             return (K.If(s.cond, _again(_with(loop, then), budget // 2), _again(_with(loop, orelse), budget // 2)),)
-        split = _split_point(s.cond, loop, bound - {loop.var.name})
+        split = _split_point(s.cond, loop)
         if split is not None:
             p, below_is_then = split
             parts = ((loop.start.value, p, then if below_is_then else orelse),
@@ -98,7 +98,7 @@ def _invariant(cond: K.Expr, bound: set[str]) -> bool:
     return not any(isinstance(e, (K.Load, K.Call, K.Ptr)) for e in K.nodes(cond))
 
 
-def _split_point(cond: K.Expr, loop: K.Loop, bound: set[str]) -> tuple[int, bool] | None:
+def _split_point(cond: K.Expr, loop: K.Loop) -> tuple[int, bool] | None:
     """For a condition `var + k OP 0` (an index comparison, constant bounds, step 1): the
     point p in [start, stop] and whether the condition holds below it (else from it on)."""
     if (not isinstance(cond, K.Binary) or cond.op not in ("<", "<=", ">", ">=") or loop.step != 1
