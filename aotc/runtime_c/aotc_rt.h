@@ -75,6 +75,7 @@
 #define AOTC_NOIPA __attribute__((noipa))
 #endif
 #define AOTC_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#define AOTC_PREFETCH_R(p) __builtin_prefetch((p), 0, 2)
 #else
 #define AOTC_UNUSED
 #define AOTC_LIKELY(x) (x)
@@ -83,6 +84,7 @@
 #define AOTC_NOINLINE
 #define AOTC_NOIPA
 #define AOTC_PREFETCH_W(p) ((void)(p))
+#define AOTC_PREFETCH_R(p) ((void)(p))
 #endif
 
 /* Entry points of the runtime (GEMM, thread pool).  static by default; marked
