@@ -628,6 +628,35 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
 AOTC__DEF_GEMM_DIRECT(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel_direct)
 AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
 
+/* The B panel the blocked loops below pack after panel jr of block (jc, pc): the next
+ * panel of the block, else the first of the next K block, else of the next column block
+ * (rows 0 if none).  Loop order: jc, then pc, then jr. */
+typedef struct {
+  int64_t row0, col0, rows, width;
+} aotc__panel;
+AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int64_t NR,
+                                            int64_t jc, int64_t nc, int64_t pc, int64_t kc,
+                                            int64_t jr) {
+  aotc__panel p = {pc, jc + jr + NR, kc, 0};
+  if (jr + NR < nc) {
+    p.width = nc - jr - NR;
+  } else if (pc + kc < K) {
+    p.row0 = pc + kc;
+    p.col0 = jc;
+    p.rows = K - p.row0 < KC ? K - p.row0 : KC;
+    p.width = nc;
+  } else if (jc + nc < N) {
+    p.row0 = 0;
+    p.col0 = jc + nc;
+    p.rows = K < KC ? K : KC;
+    p.width = N - p.col0;
+  } else {
+    p.rows = 0;
+  }
+  if (p.width > NR) p.width = NR;
+  return p;
+}
+
 #define AOTC__DEF_GEMM(NAME, T, P, KERNEL, ROWS_KERNEL)                                               \
   /* A[0:mc, 0:kc] -> panels of MR rows: ap[panel][k][i], zero-padded rows */              \
   AOTC_INTERNAL void NAME##_pack_a(int64_t mc, int64_t kc, const T* A, int64_t rs,         \
@@ -721,15 +750,17 @@ AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
             /* the row tiles of this panel prefetch the next panel's rows, a share each:  \
              * a fed weight is cold, and packing it waited on every strided row          \
              * (128x256x1024 with 24 MB of weights cycled: 81 -> 86 GFLOP/s) */          \
-            const T* bnext = by_panel && !own && b_cs == 1 && jr + P##_NR < nc                \
-                                 ? B + pc * b_rs + jc + jr + P##_NR : 0;                     \
+            aotc__panel next = {0, 0, 0, 0};                                               \
+            if (by_panel && !own && b_cs == 1)                                             \
+              next = aotc__next_panel(N, K, P##_KC, P##_NR, jc, nc, pc, kc, jr);           \
+            const T* bnext = next.rows > 0 ? B + next.row0 * b_rs + next.col0 : 0;         \
             const int64_t tiles = (mc + P##_MR - 1) / P##_MR;                               \
-            const int64_t pf_step = (kc + tiles - 1) / tiles;                                \
-            const int64_t pf_last = nc - jr - P##_NR < P##_NR ? nc - jr - P##_NR - 1 : P##_NR - 1; \
+            const int64_t pf_step = (next.rows + tiles - 1) / tiles;                         \
+            const int64_t pf_last = next.width - 1;                                         \
             for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
               if (bnext) {                                                                 \
                 const int64_t k0 = ir / P##_MR * pf_step;                                  \
-                const int64_t k1 = k0 + pf_step < kc ? k0 + pf_step : kc;                  \
+                const int64_t k1 = k0 + pf_step < next.rows ? k0 + pf_step : next.rows;    \
                 for (int64_t k = k0; k < k1; ++k) {                                        \
                   AOTC_PREFETCH_R(bnext + k * b_rs);                                       \
                   AOTC_PREFETCH_R(bnext + k * b_rs + pf_last);                             \
