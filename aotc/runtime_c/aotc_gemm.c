@@ -576,8 +576,10 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
  * every call): each B panel serves only a few row tiles, so packing it costs more
  * than the strided reads; not when B's rows are a multiple of 2 KB apart, since a
  * panel's rows then fall into a few L1 sets and evict each other, and not when K is
- * deeper than 256: a panel of kc strided rows plus the tile's rows of A then no longer
- * stay in L1 (Zen 3, 128x1024x256: 67 GFLOP/s in place against 77 packed).  Rows past the last
+ * deeper than 256 with rows more than 256 bytes apart: a panel of kc rows spread over
+ * that many lines no longer stays in cache beside the tile's rows of A (Zen 3,
+ * 128x1024x256: 67 GFLOP/s in place against 77 packed; with B 32 wide, as in a 3x3
+ * convolution to 32 features, 112x1152x32: 91 in place against 81 packed).  Rows past the last
  * whole tile are copied, zero-padded, into the scratch as rows of kc elements. */
 /* the rows up to which the blocked path packs B a panel at a time (the planner's
  * scratch sizes assume it: runtime_c/__init__.py, GEMM_PANEL_B_MAX_M) */
@@ -708,7 +710,8 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
       return;                                                                              \
     }                                                                                      \
     if (a_cs == 1 && b_cs == 1 && M <= AOTC_GEMM_DIRECT_B_MAX_M && N % P##_NR == 0 &&     \
-        K <= AOTC__GEMM_DIRECT_B_MAX_K && (size_t)b_rs * sizeof(T) % 2048u != 0) {         \
+        (K <= AOTC__GEMM_DIRECT_B_MAX_K || (size_t)b_rs * sizeof(T) <= 256u) &&           \
+        (size_t)b_rs * sizeof(T) % 2048u != 0) {                                           \
       NAME##_direct_b(M, N, K, A, a_rs, B, b_rs, C, ldc, scratch);                         \
       return;                                                                              \
     }                                                                                      \
