@@ -34,9 +34,14 @@ def _flops_of(e: K.Expr) -> int:
     return n
 
 
+# a `_threads` call leads with the pool, the slice count and each slice's scratch bytes
+_THREADS_HEAD = 3
+
+
 def _gemm_flops(s: K.CallStmt) -> int:
-    """2*m*n*k when the call's leading (m, n, k) are constants, else from its `work`."""
-    mnk = s.args[:3]
+    """2*m*n*k when the call's (m, n, k) are constants, else from its `work`."""
+    first = _THREADS_HEAD if s.fn.endswith("_threads") else 0
+    mnk = s.args[first:first + 3]
     if len(mnk) == 3 and all(isinstance(a, K.Const) for a in mnk):
         return 2 * int(mnk[0].value) * int(mnk[1].value) * int(mnk[2].value)
     return s.work * _GEMM_FLOPS_PER_WORK

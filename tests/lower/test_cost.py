@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from aotc.driver import frontend, generate
+from aotc.kernel import ir as K
 from aotc.lower.cost import program_costs
 from aotc.options import CompileOptions
 
@@ -27,6 +28,23 @@ def test_product_flops(case, flops):
     (cost,) = program_costs(p)
     assert cost.flops == flops
     assert cost.bytes == sum(s.nbytes for s in p.slots if s.place != "scratch")
+
+
+def test_sliced_convolution_flops(tmp_path):
+    """A 1x1 convolution large enough to be one GEMM sliced over the thread pool
+    (`aotc_sgemm_threads`, whose arguments lead with the pool) counts 2*m*n*k
+    (DenseNet121's transition convolutions were profiled at 0 GFLOP/s)."""
+    hw, c, o = 14, 1024, 512
+    (tmp_path / "model.hlo").write_text(
+        "HloModule conv1x1\n\nENTRY main {\n"
+        f"  x = f32[1,{hw},{hw},{c}]{{3,2,1,0}} parameter(0)\n  w = f32[1,1,{c},{o}]{{3,2,1,0}} parameter(1)\n"
+        f"  ROOT y = f32[1,{hw},{hw},{o}]{{3,2,1,0}} convolution(x, w), window={{size=1x1}}, "
+        "dim_labels=b01f_01io->b01f\n}\n")
+    p = generate(frontend(str(tmp_path / "model.hlo"), None), "m", CompileOptions()).lowered.program
+    calls = [s for kern in p.kernels for s in kern.body if isinstance(s, K.CallStmt)]
+    assert any(c.fn.endswith("_threads") for c in calls), [c.fn for c in calls]
+    (cost,) = program_costs(p)
+    assert cost.flops == 2 * hw * hw * c * o
 
 
 def test_elementwise_flops_and_bytes():
