@@ -12,6 +12,7 @@ from .program import Kernel, Program
 # a GEMM micro-kernel call's `work` is m*n*k/32 (ops/dot.py, ops/conv_gemm.py): 2*m*n*k flops
 _GEMM_FLOPS_PER_WORK = 64
 _ARITH = frozenset("+-*/")
+_TAPS_CONV = "aotc_taps_conv_"  # ops/conv_taps.py: a GEMM over window positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,10 @@ def _body_flops(body: tuple[K.Stmt, ...], outer: int) -> int:
         elif isinstance(s, K.Repeat):
             total += _body_flops(s.body, outer)
         elif isinstance(s, K.CallStmt):
-            total += _gemm_flops(s) if "gemm" in s.fn else 0
+            if "gemm" in s.fn:
+                total += _gemm_flops(s)
+            elif s.fn.startswith(_TAPS_CONV):  # its `work` is the product's, as a GEMM call's
+                total += s.work * _GEMM_FLOPS_PER_WORK
         else:
             total += sum(_flops_of(e) for e in K.stmt_exprs(s))
     return total

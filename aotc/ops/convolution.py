@@ -17,6 +17,7 @@ from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import load_value, store_value
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
+from .conv_taps import emit_taps_conv, taps_plan
 from .conv_winograd import emit_winograd_conv, winograd_plan
 from .elementwise import _arr, convert_expr, suffix
 from .rule import OpRule, ShapeError
@@ -96,6 +97,10 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     wplan = winograd_plan(instr, lhs, rhs, kb.conv_algorithm)
     if wplan is not None and out.dtype == F32:  # an epilogue to another type: the GEMM path's own rows
         emit_winograd_conv(kb, instr, wplan, out)
+        return
+    tplan = taps_plan(instr, lhs, rhs)
+    if tplan is not None and out.dtype == F32 and (kb.out_rows is None or kb.epilogue is None):
+        emit_taps_conv(kb, instr, tplan, out)  # the im2col GEMM's bits, without its matrix
         return
     plan = gemm_conv_plan(instr, lhs, rhs)
     if plan is not None:

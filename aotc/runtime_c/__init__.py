@@ -25,6 +25,8 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_simd.h",  # f32 vocabulary of vectorized kernels (8 lanes, the widest), same bits as aotc_math.h
     "aotc_gemm.h",  # sgemm/dgemm declarations and blocking parameters
     "aotc_gemm.c",  # packed GEMM and its micro-kernels
+    "aotc_taps.h",  # convolution as one GEMM over window positions, no im2col (optional part "taps")
+    "aotc_taps.c",  # its slice copy, weight packing and segment micro-kernel (optional part "taps")
     "aotc_winograd.h",  # Winograd 3x3 convolution declarations (optional part "winograd")
     "aotc_winograd.c",  # Winograd F(2x2,3x3) / F(4x4,3x3) over aotc_sgemm (optional part "winograd")
     "aotc_thread.h",  # threads, locks, atomics: POSIX or Win32; C11, C++ or MSVC atomics
@@ -46,6 +48,7 @@ OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
     "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c")),
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
+    "taps": ("aotc_taps_", ("aotc_taps.h", "aotc_taps.c")),
     "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),
 }
 

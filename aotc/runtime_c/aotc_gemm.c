@@ -313,7 +313,7 @@ AOTC__DEF_SKERNEL(aotc__dgemm_kernel, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
       for (int j = 0; j < NR; ++j) acc[i][j] = 0;                                      \
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       for (int i = 0; i < MR; ++i)                                                     \
-        for (int j = 0; j < NR; ++j) acc[i][j] += a[i * lda + k] * b[j];               \
+        for (int j = 0; j < NR; ++j) acc[i][j] = AOTC__PMAD(T, a[i * lda + k], b[j], acc[i][j]); \
       b += ldb;                                                                        \
     }                                                                                  \
     for (int i = 0; i < MR; ++i)                                                       \

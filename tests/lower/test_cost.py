@@ -47,6 +47,20 @@ def test_sliced_convolution_flops(tmp_path):
     assert cost.flops == 2 * hw * hw * c * o
 
 
+def test_convolution_over_window_positions_flops(tmp_path):
+    """A 3x3 convolution run as one GEMM over its window positions (aotc_taps_conv_f32)
+    counts the GEMM's 2*m*n*k, m the output pixels and k the window's 9 * C."""
+    hw, c, o = 14, 64, 32
+    (tmp_path / "model.hlo").write_text(
+        "HloModule conv3x3\n\nENTRY main {\n"
+        f"  x = f32[1,{hw},{hw},{c}]{{3,2,1,0}} parameter(0)\n  w = f32[3,3,{c},{o}]{{3,2,1,0}} parameter(1)\n"
+        f"  ROOT y = f32[1,{hw},{hw},{o}]{{3,2,1,0}} convolution(x, w), window={{size=3x3 pad=1_1x1_1}}, "
+        "dim_labels=b01f_01io->b01f\n}\n")
+    p = generate(frontend(str(tmp_path / "model.hlo"), None), "m", CompileOptions()).lowered.program
+    (cost,) = program_costs(p)
+    assert cost.flops == 2 * hw * hw * 9 * c * o
+
+
 def test_elementwise_flops_and_bytes():
     costs = program_costs(_program("add_f32"))  # z = x + y over f32[133]; z_r = a + b over f32[1]
     assert [(c.flops, c.bytes) for c in costs] == [(133, 3 * 133 * 4), (1, 3 * 4)]

@@ -1,0 +1,167 @@
+/* aotc_taps.c -- stride-1 convolution as one GEMM over the window positions (aotc_taps.h).
+ *
+ * A block of output rows first copies the input rows it reads into a slice with the
+ * zero padding written out: slice row s is input row r0 + s - pad_h, slice column q is
+ * input column q - pad_w, each of C features, (OW + KW - 1) columns per row.  Output pixel
+ * (r, ow) then reads window position (i, j) at slice row (r - r0 + i), column (ow + j):
+ * the features of one window position are contiguous, so the K = KH*KW*C elements of an
+ * im2col row are KH*KW runs of C, each at a fixed offset from the pixel's slice address.
+ *
+ * The blocking is aotc_sgemm's (aotc_gemm.c): K blocks of AOTC_SGEMM_KC, panels of
+ * AOTC_SGEMM_NR columns in blocks of AOTC_SGEMM_NC, tiles of AOTC_SGEMM_MR rows.  Inside a
+ * K block the micro-kernel walks the runs (segments) the block covers, in order, with its
+ * accumulators kept in registers across them: every output element is the same chain of
+ * fused (or, in the portable kernels, the same) multiply-adds as the GEMM's on the im2col
+ * matrix, and K blocks are added to the output in the same order, so the bits are the same.
+ */
+#ifndef AOTC_GEMM_H /* compiled on its own: the GEMM's micro-kernel macros, static like the rest */
+#include "aotc_gemm.c"
+#endif
+#ifndef AOTC_TAPS_H
+#include "aotc_taps.h"
+#endif
+
+#define AOTC__TAPS_NR_MAX 32 /* the widest f32 register tile of any ISA (aotc_gemm.h) */
+
+#if defined(AOTC__GEMM_VECTOR)
+/* row i of the tile reads r<i>[k]: the pixel's slice address plus the segment's offset */
+#define AOTC__K_ROWP(i, P) const aotc__taps_elem* r##i = rows[i] + off;
+#define AOTC__K_FMA_TAPS(i, P)                \
+  {                                           \
+    P##_T ai = P##_BCAST(r##i + k);           \
+    c##i##_0 = P##_FMA(ai, b0, c##i##_0);     \
+    c##i##_1 = P##_FMA(ai, b1, c##i##_1);     \
+  }
+#define AOTC__DEF_VKERNEL_TAPS(NAME, T, P, MR)                                                  \
+  AOTC_INTERNAL void NAME(int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,         \
+                          const T* const* rows, const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c,   \
+                          int64_t ldc, int accumulate) {                                        \
+    typedef T aotc__taps_elem;                                                                  \
+    AOTC__REPN(MR)(AOTC__K_DECL, P)                                                             \
+    AOTC__REPN(MR)(AOTC__K_PREFETCH, P)                                                         \
+    for (int64_t s = 0; s < nseg; ++s) {                                                        \
+      const int64_t off = seg_off[s], len = seg_len[s];                                         \
+      AOTC__REPN(MR)(AOTC__K_ROWP, P)                                                           \
+      for (int64_t k = 0; k < len; ++k) {                                                       \
+        P##_T b0 = P##_LOAD(b);                                                                 \
+        P##_T b1 = P##_LOAD(b + P##_L);                                                         \
+        AOTC__REPN(MR)(AOTC__K_FMA_TAPS, P)                                                     \
+        b += 2 * P##_L;                                                                         \
+      }                                                                                         \
+    }                                                                                           \
+    AOTC__REPN(MR)(AOTC__K_STORE, P)                                                            \
+  }
+AOTC__DEF_VKERNEL_TAPS(aotc__taps_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
+#else
+/* the portable kernels' multiply-add (AOTC__PMAD), as aotc__sgemm_kernel_rows does */
+AOTC_INTERNAL void aotc__taps_kernel(int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
+                                     const float* const* rows, const float* AOTC_RESTRICT b,
+                                     float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
+  float acc[AOTC_SGEMM_MR][AOTC_SGEMM_NR];
+  for (int i = 0; i < AOTC_SGEMM_MR; ++i)
+    for (int j = 0; j < AOTC_SGEMM_NR; ++j) acc[i][j] = 0;
+  for (int64_t s = 0; s < nseg; ++s) {
+    for (int64_t k = 0; k < seg_len[s]; ++k) {
+      for (int i = 0; i < AOTC_SGEMM_MR; ++i)
+        for (int j = 0; j < AOTC_SGEMM_NR; ++j)
+          acc[i][j] = AOTC__PMAD(float, rows[i][seg_off[s] + k], b[j], acc[i][j]);
+      b += AOTC_SGEMM_NR;
+    }
+  }
+  for (int i = 0; i < AOTC_SGEMM_MR; ++i)
+    for (int j = 0; j < AOTC_SGEMM_NR; ++j)
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+}
+#endif
+
+AOTC_RT_API size_t aotc_taps_packed_elems(int64_t K, int64_t O) {
+  if (K <= 0 || O <= 0) return 0;
+  return (size_t)((O + AOTC__TAPS_NR_MAX - 1) / AOTC__TAPS_NR_MAX * AOTC__TAPS_NR_MAX) * (size_t)K;
+}
+
+/* Column block jc (AOTC_SGEMM_NC wide, its width rounded up to whole panels: ncr), K block
+ * pc: bp + jc*K + ncr*pc, panel jr of it kc x NR at + jr*kc, zero past column O. */
+AOTC_RT_API void aotc_taps_pack_f32(int64_t K, int64_t O, const float* w, float* bp) {
+  for (int64_t jc = 0; jc < O; jc += AOTC_SGEMM_NC) {
+    const int64_t nc = O - jc < AOTC_SGEMM_NC ? O - jc : AOTC_SGEMM_NC;
+    const int64_t ncr = (nc + AOTC_SGEMM_NR - 1) / AOTC_SGEMM_NR * AOTC_SGEMM_NR;
+    for (int64_t pc = 0; pc < K; pc += AOTC_SGEMM_KC) {
+      const int64_t kc = K - pc < AOTC_SGEMM_KC ? K - pc : AOTC_SGEMM_KC;
+      float* block = bp + jc * K + ncr * pc;
+      for (int64_t jr = 0; jr < ncr; jr += AOTC_SGEMM_NR)
+        for (int64_t k = 0; k < kc; ++k)
+          for (int64_t j = 0; j < AOTC_SGEMM_NR; ++j)
+            block[jr * kc + k * AOTC_SGEMM_NR + j] = jr + j < nc ? w[(pc + k) * O + jc + jr + j] : 0.0f;
+    }
+  }
+}
+
+AOTC_RT_API size_t aotc_taps_scratch_need(int64_t C, int64_t KH, int64_t KW, int64_t OW, int64_t nr) {
+  if (C <= 0 || nr <= 0 || OW <= 0) return 0;
+  size_t n = (size_t)(nr + KH - 1) * (size_t)(OW + KW - 1) * (size_t)C * sizeof(float);
+  return (n + AOTC_ALIGNMENT - 1) / AOTC_ALIGNMENT * AOTC_ALIGNMENT;
+}
+
+AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
+                                    int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
+                                    int64_t OW, int64_t r0, int64_t nr, const float* bp, float* y, int64_t ldy,
+                                    void* scratch) {
+  const int64_t Wp = OW + KW - 1, K = KH * KW * C, P = nr * OW;
+  if (P <= 0 || O <= 0 || C <= 0) return;
+  float* xp = (float*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);
+  for (int64_t s = 0; s < nr + KH - 1; ++s) {
+    const int64_t ih = r0 + s - pad_h;
+    float* dst = xp + s * Wp * C;
+    for (int64_t q = 0; q < Wp; ++q) {
+      const int64_t iw = q - pad_w;
+      if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+        for (int64_t c = 0; c < C; ++c) dst[q * C + c] = 0.0f;
+      } else {
+        const float* src = x + ih * x_h + iw * x_w;
+        for (int64_t c = 0; c < C; ++c) dst[q * C + c] = src[c];
+      }
+    }
+  }
+  /* a segment is at least one element, so a K block has at most KC of them */
+  int64_t seg_off[AOTC_SGEMM_KC], seg_len[AOTC_SGEMM_KC];
+  const float* rows[AOTC_SGEMM_MR];
+  AOTC_ALIGNAS(AOTC_ALIGNMENT) float edge[AOTC_SGEMM_MR * AOTC_SGEMM_NR];
+  for (int64_t jc = 0; jc < O; jc += AOTC_SGEMM_NC) {
+    const int64_t nc = O - jc < AOTC_SGEMM_NC ? O - jc : AOTC_SGEMM_NC;
+    const int64_t ncr = (nc + AOTC_SGEMM_NR - 1) / AOTC_SGEMM_NR * AOTC_SGEMM_NR;
+    for (int64_t pc = 0; pc < K; pc += AOTC_SGEMM_KC) {
+      const int64_t kc = K - pc < AOTC_SGEMM_KC ? K - pc : AOTC_SGEMM_KC;
+      const int accumulate = pc > 0;
+      const float* block = bp + jc * K + ncr * pc;
+      int64_t nseg = 0;
+      for (int64_t k = pc; k < pc + kc; ++nseg) { /* window position t, features c0 on */
+        const int64_t t = k / C, c0 = k - t * C;
+        const int64_t len = C - c0 < pc + kc - k ? C - c0 : pc + kc - k;
+        seg_off[nseg] = ((t / KW) * Wp + t % KW) * C + c0;
+        seg_len[nseg] = len;
+        k += len;
+      }
+      for (int64_t ir = 0; ir < P; ir += AOTC_SGEMM_MR) {
+        const int64_t mr = P - ir < AOTC_SGEMM_MR ? P - ir : AOTC_SGEMM_MR;
+        for (int64_t i = 0; i < AOTC_SGEMM_MR; ++i) { /* rows past the last pixel repeat it */
+          const int64_t p = ir + (i < mr ? i : mr - 1);
+          rows[i] = xp + ((p / OW) * Wp + p % OW) * C;
+        }
+        for (int64_t jr = 0; jr < nc; jr += AOTC_SGEMM_NR) {
+          const int64_t nrr = nc - jr < AOTC_SGEMM_NR ? nc - jr : AOTC_SGEMM_NR;
+          const float* bpanel = block + jr * kc;
+          float* ctile = y + ir * ldy + jc + jr;
+          if (mr == AOTC_SGEMM_MR && nrr == AOTC_SGEMM_NR) {
+            aotc__taps_kernel(nseg, seg_off, seg_len, rows, bpanel, ctile, ldy, accumulate);
+          } else {
+            aotc__taps_kernel(nseg, seg_off, seg_len, rows, bpanel, edge, AOTC_SGEMM_NR, 0);
+            for (int64_t i = 0; i < mr; ++i)
+              for (int64_t j = 0; j < nrr; ++j)
+                ctile[i * ldy + j] = accumulate ? ctile[i * ldy + j] + edge[i * AOTC_SGEMM_NR + j]
+                                                : edge[i * AOTC_SGEMM_NR + j];
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,141 @@
+"""Convolutions run as one GEMM over the window positions, with no im2col matrix
+(ops/conv_taps.py, runtime_c/aotc_taps.c), checked against XLA:CPU and, bit for bit,
+against the im2col GEMM they replace: DenseNet's 3x3 convolution to 32 features (three
+K blocks, blocks of output rows with a short last one, split over threads), a batch of
+odd sizes with a bias-ReLU epilogue and 40 features (a partial register panel, pixels not
+a multiple of the tile), a 5x5 window with asymmetric and negative padding and 160
+features (two column blocks), and a one-dimensional convolution over a batch.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
+"""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+# the GEMM sums in another order than XLA's: 1e-5 of the largest magnitude (conftest.assert_matches)
+SUM = 1e-5
+
+
+def _normal(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+_DENSE = """HloModule taps_dense_3x3
+ENTRY main {
+  x = f32[1,28,28,128] parameter(0)
+  w = f32[3,3,128,32] parameter(1)
+  ROOT y = f32[1,28,28,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+"""
+
+_BIAS_RELU = """HloModule taps_bias_relu
+ENTRY main {
+  x = f32[2,17,19,24] parameter(0)
+  w = f32[3,3,24,40] parameter(1)
+  b = f32[40] parameter(2)
+  c = f32[2,17,19,40] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,17,19,40] broadcast(b), dimensions={3}
+  a = f32[2,17,19,40] add(c, bb)
+  zero = f32[] constant(0)
+  z = f32[2,17,19,40] broadcast(zero), dimensions={}
+  ROOT r = f32[2,17,19,40] maximum(a, z)
+}
+"""
+
+_WIDE = """HloModule taps_wide_5x5
+ENTRY main {
+  x = f32[1,12,13,20] parameter(0)
+  w = f32[5,5,20,160] parameter(1)
+  ROOT y = f32[1,11,11,160] convolution(x, w), window={size=5x5 pad=2_1x-1_3}, dim_labels=b01f_01io->b01f
+}
+"""
+
+_CONV1D = """HloModule taps_conv1d
+ENTRY main {
+  x = f32[3,50,32] parameter(0)
+  w = f32[7,32,48] parameter(1)
+  ROOT y = f32[3,50,48] convolution(x, w), window={size=7 pad=3_3}, dim_labels=b0f_0io->b0f
+}
+"""
+
+CASES = {
+    "taps_dense_3x3": (_DENSE, [_normal((1, 28, 28, 128), 1), _normal((3, 3, 128, 32), 2)], SUM),
+    "taps_bias_relu": (_BIAS_RELU, [_normal((2, 17, 19, 24), 3), _normal((3, 3, 24, 40), 4), _normal((40,), 5)], SUM),
+    "taps_wide_5x5": (_WIDE, [_normal((1, 12, 13, 20), 6), _normal((5, 5, 20, 160), 7)], SUM),
+    "taps_conv1d": (_CONV1D, [_normal((3, 50, 32), 8), _normal((7, 32, 48), 9)], SUM),
+}
+
+
+def _c_text(text: str, name: str, tmp_path) -> str:
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    opts = CompileOptions()
+    return driver.generate(driver.frontend(f"{name}.hlo", None, opts, text=text), str(tmp_path / name), opts).c_text
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name, check_case):
+    text, _, rtol = CASES[name]
+    check_case(name, text, rtol)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_convolution_takes_the_window_positions_in_place(name, tmp_path):
+    """The numbers above come from aotc_taps_conv_f32, with no im2col rows."""
+    c = _c_text(CASES[name][0], name, tmp_path)
+    assert "aotc_taps_conv_f32(" in c[c.index("static void k_"):]
+    assert "col[" not in c
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_bits_as_the_im2col_gemm(name, workdir, monkeypatch):
+    """Every output element is the im2col GEMM's, bit for bit, with the machine's vectors."""
+    from aotc.ops import convolution
+
+    from .conftest import load_case, run_hlo_text
+
+    text = CASES[name][0]
+    inputs, _ = load_case(name)
+    cmd = ("gcc", "-std=c11", "-O2", "-march=native", "-shared", "-fPIC")
+    taps = run_hlo_text(text, inputs, workdir, f"{name}_taps", build_cmd=cmd)
+    monkeypatch.setattr(convolution, "taps_plan", lambda *a: None)
+    assert "aotc_taps_conv_f32(" not in _c_text(text, name, workdir)
+    im2col = run_hlo_text(text, inputs, workdir, f"{name}_im2col", build_cmd=cmd)
+    for k, (a, b) in enumerate(zip(taps, im2col)):
+        assert a.tobytes() == b.tobytes(), f"{name} output {k}: {np.sum(a != b)} elements differ"
+
+
+@pytest.mark.parametrize("cc,opt", [("gcc", "-O0"), ("gcc", "-O3"), ("clang", "-O1"), ("clang", "-O3")])
+@pytest.mark.parametrize("name", ["taps_bias_relu", "taps_wide_5x5"])
+def test_case_with_compilers_and_native_vectors(name, cc, opt, workdir):
+    """XLA's results from gcc and clang, unoptimized and at -O3 with the machine's widest vectors."""
+    from .conftest import assert_matches, load_case, run_hlo_text
+
+    if shutil.which(cc) is None:
+        pytest.fail(f"{cc} is not installed (CI installs it)")
+    cmd = (cc, "-std=c11", opt, "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    inputs, expected = load_case(name)
+    got = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_{cc}_{opt.strip('-')}", build_cmd=cmd)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, CASES[name][2], f"{name} output {k} ({cc} {opt})")
+
+
+def test_threads_give_the_one_thread_bits(tmp_path):
+    """Blocks of output rows split over two threads: the one-thread bits."""
+    import aotc
+
+    from .conftest import load_case
+
+    model = tmp_path / "taps_dense_3x3.hlo"
+    model.write_text(_DENSE)
+    inputs, _ = load_case("taps_dense_3x3")
+    feeds = {"x": inputs[0], "w": inputs[1]}
+    one = aotc.run(str(model), inputs=feeds, threads=1)
+    two = aotc.run(str(model), inputs=feeds, threads=2)
+    assert one.keys() == two.keys()
+    for k in one:
+        assert one[k].tobytes() == two[k].tobytes()
