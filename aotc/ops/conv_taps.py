@@ -99,11 +99,17 @@ def taps_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> TapsConv 
         KH, KW, pad_h, pad_w = wins[0].size, wins[1].size, wins[0].pad_lo, wins[1].pad_lo
     ls = row_major_strides(lhs.dims)
     x_strides = (ls[0], ls[1] if n == 2 else 0, ls[-2])
-    rows = max(1, min(OH, _BLOCK_PIXELS // OW))
-    while rows > 1 and _slice_bytes(C, KH, KW, OW, rows) > _SLICE_BYTES:
-        rows -= 1
-    blocks = -(-OH // rows)
+    cap = max(1, min(OH, _BLOCK_PIXELS // OW))
+    while cap > 1 and _slice_bytes(C, KH, KW, OW, cap) > _SLICE_BYTES:
+        cap -= 1
+    blocks = -(-OH // cap)
     threaded = out.size * K_ >= THREADED_MACS
+    if threaded:  # at least one block per slice, and a whole number of blocks per slice for one image
+        blocks = max(blocks, -(-GEMM_PARTS // B))
+        if B == 1:
+            blocks = -(-blocks // GEMM_PARTS) * GEMM_PARTS
+    rows = -(-OH // min(blocks, OH))  # blocks of even height: threads get even shares
+    blocks = -(-OH // rows)
     chunks = min(GEMM_PARTS, B * blocks) if threaded else 1
     slice_bytes = _slice_bytes(C, KH, KW, OW, rows)
     return TapsConv(B, H, W, C, OH, OW, O, KH, KW, pad_h, pad_w, x_strides, rows, blocks, chunks, packed,

@@ -124,16 +124,22 @@ def test_case_with_compilers_and_native_vectors(name, cc, opt, workdir):
         assert_matches(g, e, CASES[name][2], f"{name} output {k} ({cc} {opt})")
 
 
-def test_threads_give_the_one_thread_bits(tmp_path):
-    """Blocks of output rows split over two threads: the one-thread bits."""
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_threads_give_the_one_thread_bits(name, tmp_path):
+    """Blocks of output rows (a short last one in taps_bias_relu) split over two threads:
+    the one-thread bits."""
     import aotc
+    from aotc import driver
+    from aotc.options import CompileOptions
 
     from .conftest import load_case
 
-    model = tmp_path / "taps_dense_3x3.hlo"
-    model.write_text(_DENSE)
-    inputs, _ = load_case("taps_dense_3x3")
-    feeds = {"x": inputs[0], "w": inputs[1]}
+    model = tmp_path / f"{name}.hlo"
+    model.write_text(CASES[name][0])
+    inputs, _ = load_case(name)
+    names = [f.name for f in sorted(driver.frontend(str(model), None, CompileOptions()).signature.feeds,
+                                    key=lambda f: f.param_number)]
+    feeds = dict(zip(names, inputs))
     one = aotc.run(str(model), inputs=feeds, threads=1)
     two = aotc.run(str(model), inputs=feeds, threads=2)
     assert one.keys() == two.keys()
