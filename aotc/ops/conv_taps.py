@@ -52,8 +52,9 @@ class TapsConv:
     rows: int  # output rows per block
     blocks: int  # blocks per image
     chunks: int  # ranges of blocks with a slice of their own (threads split them)
-    packed_bytes: int  # the packed weights, at the start of the scratch
-    slice_bytes: int  # one chunk's slice
+    packed_bytes: int  # the packed weights, at the start of each chunk's scratch
+    slice_bytes: int  # then the chunk's slice
+    chunk_bytes: int
     scratch_bytes: int
 
 
@@ -113,12 +114,13 @@ def taps_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> TapsConv 
     chunks = min(GEMM_PARTS, B * blocks) if threaded else 1
     slice_bytes = _slice_bytes(C, KH, KW, OW, rows)
     return TapsConv(B, H, W, C, OH, OW, O, KH, KW, pad_h, pad_w, x_strides, rows, blocks, chunks, packed,
-                    slice_bytes, packed + chunks * slice_bytes)
+                    slice_bytes, packed + slice_bytes, chunks * (packed + slice_bytes))
 
 
 def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
-    """The weights packed (every call), then blocks of output rows, each one GEMM over the
-    window positions, then the epilogue on its rows while they are in cache."""
+    """Per slice of the blocks (threads split them): the weights packed (every call), then
+    blocks of output rows, each one GEMM over the window positions, then the epilogue on
+    its rows while they are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     p = plan
@@ -130,15 +132,18 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
             raise AssertionError(f"{instr.name}: a strided output needs features innermost and no epilogue")
         LD = kb.out_rows[1]
         kb.out_rows_done = True
-    name = kb.fresh("wp")
-    kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, K.Const(0), elem=F32, byte_view=True)))
-    packed = K.Buf(name, F32, p.packed_bytes // 4)
     Kd = p.KH * p.KW * p.C
-    kb.emit(K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
-                       Kd * p.O // 32))
     items = p.B * p.blocks
     ch = kb.loop(kb.fresh("chunk"), p.chunks, (K.PARALLEL,)) if p.chunks > 1 else K.Const(0)
-    base = kb.let(ch * p.slice_bytes + p.packed_bytes, "base")
+    base = kb.let(ch * p.chunk_bytes, "base")
+    # each slice packs the weights into its own scratch: a call before the threaded loop
+    # would keep the kernel on one thread (kernel/parallel.py)
+    name = kb.fresh("wp")
+    kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, base, elem=F32, byte_view=True)))
+    packed = K.Buf(name, F32, p.packed_bytes // 4)
+    kb.emit(K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
+                       Kd * p.O // 32))
+    base = kb.let(base + p.packed_bytes, "slice")
     first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
     count = kb.let((ch + 1) * items // p.chunks - first, "count") if p.chunks > 1 else K.Const(items)
     it = kb.loop(kb.fresh("it"), count)

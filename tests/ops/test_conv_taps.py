@@ -91,6 +91,15 @@ def test_the_convolution_takes_the_window_positions_in_place(name, tmp_path):
     assert "col[" not in c
 
 
+def test_the_blocks_are_split_over_threads(tmp_path):
+    """The kernel's slices of blocks are its threaded loop (nothing runs before it)."""
+    c = _c_text(_DENSE, "taps_dense_3x3", tmp_path)
+    kernel = c[c.index("static void k_"):]
+    kernel = kernel[:kernel.index("\n}\n")]
+    assert "int64_t lo, int64_t hi)" in kernel.splitlines()[0], kernel.splitlines()[0]
+    assert "for (int64_t chunk = lo; chunk < hi; ++chunk)" in kernel, kernel
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_bits_as_the_im2col_gemm(name, workdir, monkeypatch):
     """Every output element is the im2col GEMM's, bit for bit, with the machine's vectors."""
