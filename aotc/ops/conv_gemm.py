@@ -50,6 +50,10 @@ class GemmConv:
 
 _GEMM_ROWS = 256
 _MIN_ROWS = 32
+# an epilogue's GEMM is cut into row ranges (each packing the rhs) only when each range
+# has this many rows; smaller (DenseNet's 14x14 and 7x7 1x1 convolutions, 49-row ranges
+# packing 1000 x 128 weights four times): one GEMM sliced over the pool, then the epilogue
+_MIN_RANGE_ROWS = 96
 _COL_BYTES = 512 * 1024
 _TILE_ROWS = 12
 
@@ -226,10 +230,12 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
 
     if plan.direct_a:
         cbuf = result_rows(K.Const(plan.off_chunk + plan.off_c), ZERO, 1)
-        if kb.epilogue is None or plan.parts == 1 or plan.P < 2 * plan.parts or plan.P < plan.O:
+        if (kb.epilogue is None or plan.parts == 1 or plan.P < 2 * plan.parts or plan.P < plan.O
+                or plan.P // plan.parts < _MIN_RANGE_ROWS):
             gemm_rows(ZERO, K.Const(plan.P), lbuf, cbuf, K.Const(plan.off_chunk))
             return
-        # with an epilogue and at least as many pixels as output features: row ranges threads
+        # with an epilogue and at least as many pixels as output features (and ranges of at
+        # least _MIN_RANGE_ROWS: each range packs the whole rhs again): row ranges threads
         # may split, each GEMM (scratch of its own, at least 2 rows) then its epilogue, instead
         # of one GEMM sliced over the pool (which cuts the larger operand: with fewer pixels,
         # the rhs, so each column range is packed once, not once per row range)

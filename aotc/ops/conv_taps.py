@@ -145,7 +145,10 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
                        Kd * p.O // 32))
     base = kb.let(base + p.packed_bytes, "slice")
     first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
-    count = kb.let((ch + 1) * items // p.chunks - first, "count") if p.chunks > 1 else K.Const(items)
+    if p.chunks == 1 or items % p.chunks == 0:
+        count: K.Expr = K.Const(items // p.chunks)
+    else:
+        count = kb.let((ch + 1) * items // p.chunks - first, "count")
     it = kb.loop(kb.fresh("it"), count)
     item = kb.let(first + it, "item")
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
@@ -162,7 +165,7 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
                         K.Const(p.H), K.Const(p.W), K.Const(xs_h), K.Const(xs_w), K.Const(p.pad_h),
                         K.Const(p.pad_w), K.Const(p.OW), r0, nrows, K.Ptr(packed), K.Ptr(out, px * LD),
                         K.Const(LD), K.Ptr(kb.scratch, base, elem=U8, byte_view=True)),
-                       p.rows * p.OW * p.O * Kd // 32))
+                       p.OH * p.OW * p.O * Kd // p.blocks // 32))  # a block's share of the GEMM
     if kb.epilogue is not None:
         kb.apply_epilogue(instr, out, out, px * p.O, p.O, px, nrows * p.OW, p.O)
     kb.close()
