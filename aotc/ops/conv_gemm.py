@@ -270,15 +270,26 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
                 kb.close()
         if misses:
             return
+        # the last window dimension's indices that land, times the features, are one run in
+        # the row and in the input when they are adjacent there (no dilation, features
+        # innermost): one copy of up to KW*C elements instead of KW copies of C
+        last, wl = len(spans) - 1, wins[-1]
+        merge = (ls[c.lhs_f] == 1 and ls[c.lhs_s[last]] == C and wl.rhs_dilate == 1 and wl.lhs_dilate == 1
+                 and spans[last].step == 1 and isinstance(spans[last].w, K.Var))
         opened, ks, l_pairs = 0, [], []
         for k, span in enumerate(spans):
-            pos, n = open_span(kb, span, ())
-            opened += n
-            ks.append(span.w)
+            if merge and k == last:
+                pos = kb.let(K.substitute_expr(span.pos, {span.w.name: span.lo}), "pos")
+                ks.append(span.lo)
+            else:
+                pos, n = open_span(kb, span, ())
+                opened += n
+                ks.append(span.w)
             l_pairs.append((pos, ls[c.lhs_s[k]]))
         at = kb.let(row + _window_position(ks, wins) * C, "at")
         x_at = kb.let(dot_terms([(o_var[c.out_b], ls[c.lhs_b])] + l_pairs), "x_at")
-        ic = kb.loop(kb.fresh("ic"), C, (K.VECTOR,))
+        run = kb.let((spans[last].hi - spans[last].lo) * C, "run") if merge else K.Const(C)
+        ic = kb.loop(kb.fresh("ic"), run, (K.VECTOR,))
         kb.store(a, at + ic, cast(load_value(lhs.dtype, K.Load(lbuf, x_at + ic * ls[c.lhs_f]))))
         kb.close()
         for _ in range(opened):

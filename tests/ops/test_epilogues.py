@@ -3,8 +3,8 @@ it (bias, scale and shift, activations, residual adds, converts) to each block o
 rows, in one kernel. Each case is checked against XLA:CPU at sizes that take every path:
 row ranges split for threads (even and uneven), column ranges for few rows and many
 columns (even and uneven), columns spanning two dims, a batched and a half-precision product
-computed whole, im2col in ranges and block by block, a 1x1 convolution read in place, and
-result rows of a type other than the GEMM's. The fused module must show the kOutput fusion,
+computed whole, im2col in ranges and block by block, a GEMM over window positions, a 1x1
+convolution read in place, and result rows of a type other than the GEMM's. The fused module must show the kOutput fusion,
 so a case cannot pass without its epilogue.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
@@ -121,8 +121,8 @@ ENTRY main {
   ROOT t = bf16[64,80] tanh(d)
 }
 """, [_bf16(_normal(11, 64, 96, scale=0.2)), _bf16(_normal(12, 96, 80, scale=0.2))], 8e-3),
-    # conv 3x3 SAME 28x28x32 -> 64 with BatchNorm folded to scale/shift and ReLU: im2col in
-    # row ranges, each range's GEMM then its epilogue
+    # conv 3x3 SAME 28x28x32 -> 64 with BatchNorm folded to scale/shift and ReLU: blocks of
+    # output rows, each one GEMM over the window positions (ops/conv_taps.py) then its epilogue
     "epilogue_conv_bn_relu": ("""HloModule epilogue_conv_bn_relu
 ENTRY main {
   x = f32[1,28,28,32] parameter(0)
@@ -180,6 +180,24 @@ ENTRY main {
   ROOT o = bf16[1,9,9,300] convert(e)
 }
 """, [_normal(27, 1, 9, 9, 40, scale=0.5), _normal(28, 3, 3, 40, 300, scale=0.1)], 8e-3),
+    # a stem (ResNet's and DenseNet's): 7x7 stride 2 over 3 features, im2col in pixel ranges,
+    # each window row's landing columns copied as one run of up to 7*3 elements
+    "epilogue_conv_stem_7x7": ("""HloModule epilogue_conv_stem_7x7
+ENTRY main {
+  x = f32[1,64,64,3] parameter(0)
+  w = f32[7,7,3,64] parameter(1)
+  scale = f32[64] parameter(2)
+  shift = f32[64] parameter(3)
+  c = f32[1,32,32,64] convolution(x, w), window={size=7x7 stride=2x2 pad=3_3x3_3}, dim_labels=b01f_01io->b01f
+  sb = f32[1,32,32,64] broadcast(scale), dimensions={3}
+  m = f32[1,32,32,64] multiply(c, sb)
+  hb = f32[1,32,32,64] broadcast(shift), dimensions={3}
+  a = f32[1,32,32,64] add(m, hb)
+  zero = f32[] constant(0)
+  z = f32[1,32,32,64] broadcast(zero), dimensions={}
+  ROOT r = f32[1,32,32,64] maximum(a, z)
+}
+""", [_normal(29, 1, 64, 64, 3), _normal(30, 7, 7, 3, 64, scale=0.1), _normal(31, 64), _normal(32, 64)], SUM),
     # stride 2, asymmetric padding, the kernel in o01i (so it is repacked and im2col runs
     # block by block), and a bf16 result: the GEMM's rows go to scratch of their own
     "epilogue_conv_stride2_to_bf16": ("""HloModule epilogue_conv_stride2_to_bf16
