@@ -30,17 +30,22 @@ def test_product_flops(case, flops):
     assert cost.bytes == sum(s.nbytes for s in p.slots if s.place != "scratch")
 
 
+def _nhwc_conv_program(tmp_path, hw: int, c: int, o: int, k: int, window: str):
+    """The program of a [1,hw,hw,c] convolution by a k x k x c x o kernel."""
+    (tmp_path / "model.hlo").write_text(
+        "HloModule conv\n\nENTRY main {\n"
+        f"  x = f32[1,{hw},{hw},{c}]{{3,2,1,0}} parameter(0)\n  w = f32[{k},{k},{c},{o}]{{3,2,1,0}} parameter(1)\n"
+        f"  ROOT y = f32[1,{hw},{hw},{o}]{{3,2,1,0}} convolution(x, w), window={{{window}}}, "
+        "dim_labels=b01f_01io->b01f\n}\n")
+    return generate(frontend(str(tmp_path / "model.hlo"), None), "m", CompileOptions()).lowered.program
+
+
 def test_sliced_convolution_flops(tmp_path):
     """A 1x1 convolution large enough to be one GEMM sliced over the thread pool
     (`aotc_sgemm_threads`, whose arguments lead with the pool) counts 2*m*n*k
     (DenseNet121's transition convolutions were profiled at 0 GFLOP/s)."""
     hw, c, o = 14, 1024, 512
-    (tmp_path / "model.hlo").write_text(
-        "HloModule conv1x1\n\nENTRY main {\n"
-        f"  x = f32[1,{hw},{hw},{c}]{{3,2,1,0}} parameter(0)\n  w = f32[1,1,{c},{o}]{{3,2,1,0}} parameter(1)\n"
-        f"  ROOT y = f32[1,{hw},{hw},{o}]{{3,2,1,0}} convolution(x, w), window={{size=1x1}}, "
-        "dim_labels=b01f_01io->b01f\n}\n")
-    p = generate(frontend(str(tmp_path / "model.hlo"), None), "m", CompileOptions()).lowered.program
+    p = _nhwc_conv_program(tmp_path, hw, c, o, 1, "size=1x1")
     calls = [s for kern in p.kernels for s in kern.body if isinstance(s, K.CallStmt)]
     assert any(c.fn.endswith("_threads") for c in calls), [c.fn for c in calls]
     (cost,) = program_costs(p)
@@ -51,12 +56,7 @@ def test_convolution_over_window_positions_flops(tmp_path):
     """A 3x3 convolution run as one GEMM over its window positions (aotc_taps_conv_f32)
     counts the GEMM's 2*m*n*k, m the output pixels and k the window's 9 * C."""
     hw, c, o = 14, 64, 32
-    (tmp_path / "model.hlo").write_text(
-        "HloModule conv3x3\n\nENTRY main {\n"
-        f"  x = f32[1,{hw},{hw},{c}]{{3,2,1,0}} parameter(0)\n  w = f32[3,3,{c},{o}]{{3,2,1,0}} parameter(1)\n"
-        f"  ROOT y = f32[1,{hw},{hw},{o}]{{3,2,1,0}} convolution(x, w), window={{size=3x3 pad=1_1x1_1}}, "
-        "dim_labels=b01f_01io->b01f\n}\n")
-    p = generate(frontend(str(tmp_path / "model.hlo"), None), "m", CompileOptions()).lowered.program
+    p = _nhwc_conv_program(tmp_path, hw, c, o, 3, "size=3x3 pad=1_1x1_1")
     (cost,) = program_costs(p)
     assert cost.flops == 2 * hw * hw * 9 * c * o
 

@@ -173,3 +173,17 @@ def check_case(workdir, request):
             assert_matches(g, e, rtol, f"{name} output {k}")
 
     return check
+
+
+def check_with_compiler(name: str, text: str, rtol: float, cc: str, opt: str, workdir: Path) -> None:
+    """Case `name` built by `cc` at `opt` with the machine's widest vectors (-march=native) and
+    warnings as errors, against its stored XLA outputs."""
+    import shutil
+
+    if shutil.which(cc) is None:
+        pytest.fail(f"{cc} is not installed (CI installs it)")
+    cmd = (cc, "-std=c11", opt, "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    inputs, expected = load_case(name)
+    got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{opt.strip('-')}", build_cmd=cmd)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, rtol, f"{name} output {k} ({cc} {opt})")

@@ -10,7 +10,6 @@ Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
 
-import shutil
 
 import numpy as np
 import pytest
@@ -84,15 +83,9 @@ def test_case(name, check_case):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_with_compilers_and_native_vectors(name, cc, opt, workdir):
     """XLA's bits from gcc and clang, unoptimized and at -O3 with the machine's widest vectors."""
-    from .conftest import assert_matches, load_case, run_hlo_text
+    from .conftest import check_with_compiler
 
-    if shutil.which(cc) is None:
-        pytest.fail(f"{cc} is not installed (CI installs it)")
-    cmd = (cc, "-std=c11", opt, "-march=native", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
-    inputs, expected = load_case(name)
-    got = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_{cc}_{opt.strip('-')}", build_cmd=cmd)
-    for k, (g, e) in enumerate(zip(got, expected)):
-        assert_matches(g, e, 0.0, f"{name} output {k} ({cc} {opt})")
+    check_with_compiler(name, CASES[name][0], CASES[name][2], cc, opt, workdir)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
