@@ -48,8 +48,8 @@ class WinogradConv:
     tile_rows: int  # tile rows per block
     blocks: int  # blocks per image
     chunks: int  # ranges of blocks with scratch of their own (threads split them)
-    block_bytes: int  # scratch of one chunk
-    u_bytes: int  # transformed weights, at the start of the scratch
+    block_bytes: int  # a chunk's block scratch
+    u_bytes: int  # transformed weights, at the start of each chunk's scratch
     scratch_bytes: int
 
 
@@ -98,12 +98,13 @@ def winograd_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, algorith
     return WinogradConv(m, B, H, W, C, OH, OW, O, wins[0].pad_lo, wins[1].pad_lo,
                         (ls[c.lhs_b], ls[c.lhs_s[0]], ls[c.lhs_s[1]], ls[c.lhs_f]),
                         (rs[c.rhs_s[0]], rs[c.rhs_s[1]], rs[c.rhs_i], rs[c.rhs_o]),
-                        rows, blocks, chunks, block_bytes, u_bytes, u_bytes + chunks * block_bytes)
+                        rows, blocks, chunks, block_bytes, u_bytes, chunks * (u_bytes + block_bytes))
 
 
 def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -> None:
-    """The weight transform (every call), then blocks of tile rows, each transformed, multiplied
-    and written to the output, then the epilogue on its rows while they are in cache."""
+    """Per chunk of blocks (threads split them): the weight transform (every call), then blocks
+    of tile rows, each transformed, multiplied and written to the output, then the epilogue on
+    its rows while they are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     p = plan
@@ -114,12 +115,15 @@ def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -
         kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, off, elem=F32, byte_view=True)))
         return K.Buf(name, F32, size)
 
-    u = view(K.Const(0), "wu", (p.m + 2) ** 2 * p.C * p.O)
-    kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
-                       + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
     items = p.B * p.blocks
     ch = kb.loop(kb.fresh("chunk"), p.chunks, (K.PARALLEL,)) if p.chunks > 1 else K.Const(0)
-    base = kb.let(ch * p.block_bytes + p.u_bytes, "base")
+    # each chunk transforms the weights into its own scratch: a call before the threaded loop
+    # would keep the kernel on one thread (kernel/parallel.py)
+    at = kb.let(ch * (p.u_bytes + p.block_bytes), "at")
+    u = view(at, "wu", (p.m + 2) ** 2 * p.C * p.O)
+    kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
+                       + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
+    base = kb.let(at + p.u_bytes, "base")
     first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
     count = kb.let((ch + 1) * items // p.chunks - first, "count") if p.chunks > 1 else K.Const(items)
     it = kb.loop(kb.fresh("it"), count)

@@ -153,6 +153,16 @@ def test_same_bits_on_any_thread_count(name, workdir):
                                       one.view(np.uint32), err_msg=f"{name} on {threads} threads")
 
 
+def test_the_chunks_are_split_over_threads():
+    """The chunks of tile blocks are the kernel's threaded loop (nothing runs before it: the
+    weights were once transformed before the loop, which kept the kernel on one thread)."""
+    c = _c_text("wino_56x56x64_same", "winograd4")
+    kernel = c[c.index("static void k_"):]
+    kernel = kernel[:kernel.index("\n}\n")]
+    assert "int64_t lo, int64_t hi)" in kernel.splitlines()[0], kernel.splitlines()[0]
+    assert "for (int64_t chunk = lo; chunk < hi; ++chunk)" in kernel, kernel
+
+
 def test_direct_is_the_default_and_unchanged():
     name = "wino_28x28x128_same"
     fe = driver.frontend(f"{name}.hlo", None, CompileOptions(), text=CASES[name][0])
