@@ -29,7 +29,8 @@ AOTC_RT_API size_t aotc_taps_scratch_need(int64_t C, int64_t KH, int64_t KW, int
  * output column ow < OW and feature o < O, as
  *   sum over i < KH, j < KW, c < C of x(r + i - pad_h, ow + j - pad_w, c) * w[((i*KW + j)*C + c)*O + o]
  * where x(ih, iw, c) = x[ih*x_h + iw*x_w + c] for 0 <= ih < H, 0 <= iw < W and 0 outside.
- * bp is aotc_taps_pack_f32's packing of w.  C >= 16. */
+ * bp is aotc_taps_pack_f32's packing of w.  Any C >= 1 gives the im2col GEMM's bits; the
+ * compiler takes this path only for C >= 16, where each run keeps the micro-kernel busy. */
 AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
                                     int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
                                     int64_t OW, int64_t r0, int64_t nr, const float* bp, float* y, int64_t ldy,
