@@ -117,6 +117,19 @@ def taps_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> TapsConv 
                     slice_bytes, packed + slice_bytes, chunks * (packed + slice_bytes))
 
 
+def chunk_items(kb, ch: K.Expr, items: int, chunks: int) -> K.Expr:
+    """Open the loop over chunk `ch`'s share of `items` work items (the chunks take them in
+    order, as evenly as they divide) and return the item's index; the caller closes it.
+    Shared by the blocked convolutions here and in conv_winograd.py."""
+    first = kb.let(ch * items // chunks, "first") if chunks > 1 else K.Const(0)
+    if items % chunks == 0:
+        count: K.Expr = K.Const(items // chunks)
+    else:
+        count = kb.let((ch + 1) * items // chunks - first, "count")
+    it = kb.loop(kb.fresh("it"), count)
+    return kb.let(first + it, "item")
+
+
 def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     """Per slice of the blocks (threads split them): the weights packed (every call), then
     blocks of output rows, each one GEMM over the window positions, then the epilogue on
@@ -144,13 +157,7 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     kb.emit(K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
                        Kd * p.O // 32))
     base = kb.let(base + p.packed_bytes, "slice")
-    first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
-    if p.chunks == 1 or items % p.chunks == 0:
-        count: K.Expr = K.Const(items // p.chunks)
-    else:
-        count = kb.let((ch + 1) * items // p.chunks - first, "count")
-    it = kb.loop(kb.fresh("it"), count)
-    item = kb.let(first + it, "item")
+    item = chunk_items(kb, ch, items, p.chunks)
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
     r0 = kb.let(item % p.blocks * p.rows, "r0") if p.blocks > 1 else K.Const(0)
     if p.OH % p.rows == 0:

@@ -16,6 +16,7 @@ from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, row_major_strides
 from ..kernel import ir as K
 from ..runtime_c import gemm_scratch_bytes
+from .conv_taps import chunk_items
 from .dot import GEMM_PARTS, THREADED_MACS
 from .window import ConvDims
 
@@ -124,10 +125,7 @@ def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -
     kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
                        + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
     base = kb.let(at + p.u_bytes, "base")
-    first = kb.let(ch * items // p.chunks, "first") if p.chunks > 1 else K.Const(0)
-    count = kb.let((ch + 1) * items // p.chunks - first, "count") if p.chunks > 1 else K.Const(items)
-    it = kb.loop(kb.fresh("it"), count)
-    item = kb.let(first + it, "item")
+    item = chunk_items(kb, ch, items, p.chunks)
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
     tr0 = kb.let(item % p.blocks * p.tile_rows, "tr0") if p.blocks > 1 else K.Const(0)
     xs_b, xs_h, xs_w, xs_c = p.x_strides
