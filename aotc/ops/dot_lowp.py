@@ -1,7 +1,7 @@
 """Dots on the reduced-precision GEMMs of the runtime (aotc_lowp.c): bf16 x bf16 with f32
 accumulation (a bf16 result rounded once from the f32 sum, as XLA:CPU computes it), and
-s8 x s8 -> s32 (wrapping sums, bit-exact). The runtime picks vdpbf16ps / vpdpbusd / sdot
-or its portable path from the compiler's feature macros; this module only emits the calls.
+s8 x s8 -> s32 (wrapping sums, bit-exact). The runtime picks vdpbf16ps / vpdpbusd / sdot /
+vpmaddwd or its portable path from the compiler's feature macros; this module only emits the calls.
 """
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_geev.c",  # general eigenproblem: Hessenberg, shifted QR, eigenvectors (optional part "linalg")
     "aotc_schur.c",  # real Schur form: Hessenberg, Francis double-shift QR (optional part "linalg")
     "aotc_lowp.h",  # bf16 and s8 GEMM declarations (optional part "lowp")
-    "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot GEMMs and their portable paths (optional part "lowp")
+    "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot / vpmaddwd GEMMs and their portable paths (optional part "lowp")
 )
 
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
@@ -127,6 +127,7 @@ def _scratch_one(m: int, n: int, k: int, elem_bytes: int, a_rows: bool, blocking
 # ---- reduced-precision GEMM scratch (aotc_lp_[bi]gemm_scratch_need in aotc_lowp.c)
 
 LP_MR, LP_NR = 12, 32  # AOTC_LP_MR, AOTC_LP_NR
+LP_PAIR_MR, LP_PAIR_NR = 6, 16  # AOTC__LPI_PAIR_MR, AOTC__LPI_PAIR_NR (the s8 path on s16 pairs)
 
 
 def _lp_packed(rows: int, tile: int, k: int, group: int) -> int:
@@ -142,8 +143,11 @@ def lp_bgemm_scratch_bytes(m: int, n: int, k: int, parts: int, part_scratch: int
 
 
 def lp_igemm_scratch_bytes(m: int, n: int, k: int) -> int:
-    """aotc_lp_igemm_scratch_need: packed quads of A and B (and B's column corrections)."""
-    return _lp_packed(m, LP_MR, k, 4) + _lp_packed(n, LP_NR, k + 4, 4)
+    """aotc_lp_igemm_scratch_need: packed quads or s16 pairs of A and B (and B's column
+    corrections), the larger of the two layouts."""
+    quads = _lp_packed(m, LP_MR, k, 4) + _lp_packed(n, LP_NR, k + 4, 4)
+    pairs = _lp_packed(m, LP_PAIR_MR, k, 2) + _lp_packed(n, LP_PAIR_NR, k + 2, 2)
+    return max(quads, pairs)
 
 
 def runtime_path(name: str) -> Path:

@@ -2,7 +2,7 @@
  * s8 x s8 with s32 (wrapping) accumulation.
  *
  * Each has a fast path chosen from the compiler's feature macros (AVX512_BF16
- * vdpbf16ps; AVX512_VNNI vpdpbusd or NEON sdot) and a portable one, so the same
+ * vdpbf16ps; AVX512_VNNI vpdpbusd, NEON sdot or AVX2 vpmaddwd) and a portable one, so the same
  * text builds for every target.  The implementation is aotc_lowp.c.
  */
 #ifndef AOTC_LOWP_H
@@ -56,7 +56,8 @@ AOTC_RT_API void aotc_lp_bgemm(aotc_lp_parallel_for parallel_for, void* user, in
 /* The same for s8 A and B and an s32 C, summed modulo 2^32 as XLA:CPU's s32
  * dot wraps: bit-exact on every path.  AVX512_VNNI: vpdpbusd on (a + 128) as
  * u8 times b, minus 128 * (column sums of B); NEON with the dot-product
- * extension: sdot; elsewhere portable C.  `part_scratch` is unused. */
+ * extension: sdot; AVX2: vpmaddwd on s16 pairs; elsewhere portable C.
+ * `part_scratch` is unused. */
 AOTC_RT_API size_t aotc_lp_igemm_scratch_need(int64_t M, int64_t N, int64_t K);
 AOTC_RT_API void aotc_lp_igemm(aotc_lp_parallel_for parallel_for, void* user, int threads, int64_t parts,
                                size_t part_scratch, int64_t M, int64_t N, int64_t K, const int8_t* A,

@@ -88,6 +88,8 @@ int main(void) {
   bad += check_s8(12, 32, 4, 0, 1, 0);
   bad += check_s8(1, 1, 1, 0, 0, 0);
   bad += check_s8(2, 3, 140000, 0, 0, 1); /* the s32 sum wraps */
+  bad += check_s8(6, 16, 2, 0, 0, 0);     /* one whole tile of the s16-pair path */
+  bad += check_s8(30, 48, 1025, 1, 0, 1); /* whole tiles, three K blocks of pairs, all -128 */
   bad += check_bf16(255, 513, 129, 0, 0);
   bad += check_bf16(37, 70, 1027, 1, 1);
   bad += check_bf16(12, 32, 3, 0, 1);

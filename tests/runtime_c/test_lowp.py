@@ -1,6 +1,6 @@
 """aotc_lowp.c (bf16 and s8 GEMMs) on each of its paths: this machine's (vdpbf16ps and
-vpdpbusd where it has them, gcc and clang), the portable C (no -march, and
-AOTC_SIMD_SCALAR), ASan+UBSan, and NEON sdot on aarch64 under qemu. lowp_check.c
+vpdpbusd where it has them, gcc and clang), AVX2's vpmaddwd (x86-64-v3), the portable C
+(no -march, and AOTC_SIMD_SCALAR), ASan+UBSan, and NEON sdot on aarch64 under qemu. lowp_check.c
 compares s8 results bit for bit with a wrapping reference and bf16 within f32 rounding."""
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ def _source(tmp_path):
     ("gcc", ["-O2", "-march=native"]), ("clang", ["-O3", "-march=native"]), ("gcc", ["-O0", "-march=native"]),
     ("gcc", ["-O2", "-march=native", "-DAOTC_LP_DPBF16"]), ("clang", ["-O2", "-march=native", "-DAOTC_LP_DPBF16"]),
     ("gcc", ["-O2"]), ("clang", ["-O2", "-DAOTC_SIMD_SCALAR"]), ("gcc", ["-O2", "-march=x86-64-v3"]),
+    ("clang", ["-O3", "-march=x86-64-v3"]), ("gcc", ["-O0", "-march=x86-64-v3"]),
     ("gcc", ["-O1", "-march=native", "-DAOTC_LP_DPBF16", "-fsanitize=address,undefined",
-             "-fno-sanitize-recover=all"])])
+             "-fno-sanitize-recover=all"]),
+    ("clang", ["-O1", "-march=x86-64-v3", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])])
 def test_lowp_check(tmp_path, cc, flags):
     if not have_tool(cc):
         pytest.skip(f"needs {cc}")
