@@ -12,8 +12,8 @@ import numpy as np
 
 from ..hlo.dtypes import DType
 from ..kernel import ir as K
-from ..kernel.vectorize import (LANES, MASK_COMPARE, MASK_LOGIC, MASK_TYPES, SIMD, VECTOR_BINARY, VECTOR_CALLS, WIDE,
-                                WIDE_MULTIPLE, vector_vars)
+from ..kernel.vectorize import (INTERLEAVE, INTERLEAVE_COPIES, LANES, MASK_COMPARE, MASK_LOGIC, MASK_TYPES, SIMD,
+                                VECTOR_BINARY, VECTOR_CALLS, WIDE, WIDE_MULTIPLE, vector_vars)
 
 _PREC = {"||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
          "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13}
@@ -237,21 +237,25 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     vec = vector_vars(s)
     wide = WIDE in s.marks
     pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
-    body = []
-    for st in s.body:
-        if isinstance(st, K.Let) and st.var.name in vec and st.value.ty in MASK_TYPES:
-            mty = "aotc_vfm" if wide else "aotc_v8m"
-            body.append(f"{pad}    const {mty} {st.var.name} = {_mexpr(st.value, vec, pre)};")
-        elif isinstance(st, K.Let) and st.var.name in vec:
-            body.append(f"{pad}    const {ty} {st.var.name} = {_vexpr(st.value, vec, pre)};")
-        elif isinstance(st, K.Store):
-            body.append(f"{pad}    {pre}_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vec, pre)});")
-        else:
-            _stmt(st, depth + 1, body, marks)
-    scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD, WIDE})
+    body = _vector_body(s, vec, depth, pre, ty, marks)
+    copies = _interleaved(s, vec)
+    scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD, WIDE, INTERLEAVE})
     note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
+    if s.trip >= 0 and wide and copies:
+        # static: the interleaved part ends at a constant expression, the one-vector
+        # loop goes on from there
+        start, trip, step = s.start.value, s.trip, f"{len(copies)} * {lanes}"
+        mid_u = f"({start} + ({trip} - {trip} % ({step})))"
+        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid_u}; {v} += {step}) {{{note}")
+        out.extend(_copies_body(s, copies, vec, depth, pre, ty, lanes, marks))
+        out.append(pad + "}")
+        if trip % (len(copies) * WIDE_MULTIPLE) == 0:  # every width divides the count: no rest
+            return
+        start_text = mid_u
+    else:
+        start_text = expr(s.start)
     if wide and s.trip >= 0 and s.trip % WIDE_MULTIPLE == 0:  # every width divides the count: no tail
-        out.append(f"{pad}for (int64_t {v} = {expr(s.start)}; {v} < {_operand(s.stop, '<', True)}; {v} += {lanes}) {{{note}")
+        out.append(f"{pad}for (int64_t {v} = {start_text}; {v} < {_operand(s.stop, '<', True)}; {v} += {lanes}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
         return
@@ -261,7 +265,7 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
         # starting wherever the vector loop left off by address overflow and warns)
         start, trip = s.start.value, s.trip
         mid = f"({start + trip} - {trip} % {lanes})" if start == 0 else f"({start} + ({trip} - {trip} % {lanes}))"
-        out.append(f"{pad}for (int64_t {v} = {start}; {v} < {mid}; {v} += {lanes}) {{{note}")
+        out.append(f"{pad}for (int64_t {v} = {start_text}; {v} < {mid}; {v} += {lanes}) {{{note}")
         out.extend(body)
         out.append(pad + "}")
         out.append(f"{pad}for (int64_t {v} = {mid}; {v} < {_operand(s.stop, '<', True)}; ++{v}) {{")
@@ -279,6 +283,11 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
         return
     out.append(pad + "{")
     out.append(f"{pad}    int64_t {v} = {expr(s.start)};")
+    if copies:
+        step = f"{len(copies)} * {lanes}"
+        out.append(f"{pad}    for (; {v} + {step} <= {expr(s.stop)}; {v} += {step}) {{{note}")
+        out.extend("    " + line for line in _copies_body(s, copies, vec, depth, pre, ty, lanes, marks))
+        out.append(pad + "    }")
     out.append(f"{pad}    for (; {v} + {lanes} <= {expr(s.stop)}; {v} += {lanes}) {{{note}")
     out.extend("    " + line for line in body)
     out.append(pad + "    }")
@@ -286,6 +295,61 @@ def _simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool = False) -> No
     out.extend(stmts(s.body, depth + 2, marks))
     out.append(pad + "    }")
     out.append(pad + "}")
+
+
+def _vector_body(s: K.Loop, vec: set[str], depth: int, pre: str, ty: str, marks: bool,
+                 rename: dict[str, K.Expr] | None = None, part: str = "all") -> list[str]:
+    """The vector body's statements: "all", or only those that vary with the loop variable
+    ("varying", named through `rename`: one copy of an interleaved body) or only the others
+    ("invariant")."""
+    pad = "    " * depth
+    rename = rename or {}
+    vary = vec | {r.name for r in rename.values()}
+    body: list[str] = []
+    for st in s.body:
+        varies = isinstance(st, K.Store) or isinstance(st, K.Let) and st.var.name in vec
+        if part != "all" and varies != (part == "varying"):
+            continue
+        if varies and rename:
+            st = K.map_exprs((st,), lambda e: K.substitute_expr(e, rename))[0]
+            if isinstance(st, K.Let):
+                st = K.Let(rename[st.var.name], st.value)
+        if isinstance(st, K.Let) and varies and st.value.ty in MASK_TYPES:
+            mty = "aotc_vfm" if pre == "aotc_vf" else "aotc_v8m"
+            body.append(f"{pad}    const {mty} {st.var.name} = {_mexpr(st.value, vary, pre)};")
+        elif isinstance(st, K.Let) and varies:
+            body.append(f"{pad}    const {ty} {st.var.name} = {_vexpr(st.value, vary, pre)};")
+        elif isinstance(st, K.Store):
+            body.append(f"{pad}    {pre}_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vary, pre)});")
+        else:
+            _stmt(st, depth + 1, body, marks)
+    return body
+
+
+def _interleaved(s: K.Loop, vec: set[str]) -> list[dict[str, K.Expr]]:
+    """The renamings of an `interleave` loop's copies (copy k: `name` -> `name_uk`), or none
+    when the loop is not marked or a new name is already read in the body."""
+    if INTERLEAVE not in s.marks:
+        return []
+    types = {st.var.name: st.var.ty for st in s.body if isinstance(st, K.Let) and st.var.name in vec}
+    types[s.var.name] = s.var.ty
+    copies = [{n: K.Var(f"{n}_u{k}", t) for n, t in types.items()} for k in range(INTERLEAVE_COPIES)]
+    used = set().union(*(K.free_vars(e) for st in s.body for e in K.stmt_exprs(st)))
+    return [] if any(r.name in used for c in copies for r in c.values()) else copies
+
+
+def _copies_body(s: K.Loop, copies: list[dict[str, K.Expr]], vec: set[str], depth: int, pre: str, ty: str,
+                 lanes: str, marks: bool) -> list[str]:
+    """The interleaved body: each copy's loop variable, the statements that do not vary once,
+    then statement by statement the copies' forms."""
+    pad = "    " * depth
+    v = s.var.name
+    out = [f"{pad}    const int64_t {c[v].name} = {v} + {k} * {lanes};" for k, c in enumerate(copies)]
+    out.extend(_vector_body(s, vec, depth, pre, ty, marks, part="invariant"))
+    per_copy = [_vector_body(s, vec, depth, pre, ty, marks, c, part="varying") for c in copies]
+    for lines in zip(*per_copy):
+        out.extend(lines)
+    return out
 
 
 def _vexpr(e: K.Expr, vec: set[str], pre: str) -> str:

@@ -11,8 +11,14 @@ lane by lane. Lanes are independent elements, so the
 width changes nothing in the results: a loop whose count is unknown, a multiple
 of 16 (such as the 16 partial results of a reduction) or at least
 `WIDE_MIN_TRIP` is also marked `wide`, and runs at the widest width the target
-has (16 lanes with AVX-512, else 8); a short one runs 8 lanes. The printer
-writes the vector body and the scalar tail; this pass only decides.
+has (16 lanes with AVX-512, else 8); a short one runs 8 lanes. A long or
+unknown-length `wide` loop whose body calls a long-latency function of the
+vocabulary (exp, tanh, log, sqrt, a division...) is also marked `interleave`:
+its vector body runs INTERLEAVE independent vectors per trip, their statements
+interleaved, so the chains of several vectors overlap where the core would
+otherwise wait on one (a loop of one vector per trip issued a 10-op chain with
+exp and tanh at 5 cycles per element on Zen 3, 3.5 interleaved by four). The
+printer writes the vector body and the scalar tail; this pass only decides.
 """
 from __future__ import annotations
 
@@ -23,6 +29,11 @@ from .simplify import terms
 F32 = DTYPES["f32"]
 SIMD = "simd"
 WIDE = "wide"
+INTERLEAVE = "interleave"
+INTERLEAVE_COPIES = 4  # vectors per trip of an `interleave` loop
+# calls and operators whose latency is long enough for interleaving to pay
+LONG_LATENCY_CALLS = frozenset({"aotc_exp_f32", "aotc_tanh_f32", "aotc_logistic_f32", "aotc_log_f32",
+                                "aotc_erf_f32", "aotc_sqrt_f32", "aotc_rsqrt_f32"})
 LANES = 8  # the width of a loop not marked `wide`
 WIDE_MIN_TRIP = 32
 WIDE_MULTIPLE = 16  # every width the vocabulary has divides it
@@ -52,6 +63,8 @@ def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
             changed |= c
             if K.VECTOR in s.marks and SIMD not in s.marks and vectorizable(s):
                 wide = {WIDE} if s.trip < 0 or s.trip % WIDE_MULTIPLE == 0 or s.trip >= WIDE_MIN_TRIP else set()
+                if wide and (s.trip < 0 or s.trip >= INTERLEAVE_COPIES * WIDE_MULTIPLE) and long_latency(s.body):
+                    wide.add(INTERLEAVE)
                 s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {SIMD} | wide)
                 changed = True
         elif isinstance(s, K.If):
@@ -60,6 +73,12 @@ def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
             s, changed = K.If(s.cond, t, e), changed or c1 or c2
         out.append(s)
     return tuple(out), changed
+
+
+def long_latency(body: tuple[K.Stmt, ...]) -> bool:
+    """Whether a value the loop body computes calls a long-latency function or divides."""
+    return any(isinstance(n, K.Call) and n.fn in LONG_LATENCY_CALLS or isinstance(n, K.Binary) and n.op == "/"
+               for s in body for e in K.stmt_exprs(s) for n in K.nodes(e))
 
 
 def vector_vars(loop: K.Loop) -> set[str]:
