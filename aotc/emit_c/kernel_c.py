@@ -184,6 +184,8 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
             out.append(f"{pad}for (int l = 0; l < {s.buf.size}; ++l) {s.buf.name}[l] = {expr(s.init)};")
     elif isinstance(s, K.Loop) and SIMD in s.marks:
         _simd_loop(s, depth, out, marks)
+    elif isinstance(s, K.Loop) and INTERLEAVE in s.marks and _blocks_loop(s, depth, out, marks):
+        pass
     elif isinstance(s, K.Loop):
         v = s.var.name
         step = f"++{v}" if s.step == 1 else f"{v} += {s.step}"
@@ -344,12 +346,42 @@ def _copies_body(s: K.Loop, copies: list[dict[str, K.Expr]], vec: set[str], dept
     then statement by statement the copies' forms."""
     pad = "    " * depth
     v = s.var.name
-    out = [f"{pad}    const int64_t {c[v].name} = {v} + {k} * {lanes};" for k, c in enumerate(copies)]
+    out = [f"{pad}    const int64_t {c[v].name} = {v} + {k} * {lanes};" for k, c in enumerate(copies) if v in c]
     out.extend(_vector_body(s, vec, depth, pre, ty, marks, part="invariant"))
     per_copy = [_vector_body(s, vec, depth, pre, ty, marks, c, part="varying") for c in copies]
     for lines in zip(*per_copy):
         out.extend(lines)
     return out
+
+
+def _blocks_loop(s: K.Loop, depth: int, out: list[str], marks: bool) -> bool:
+    """A loop over blocks of lanes (kernel/vectorize.py strided_lanes): INTERLEAVE_COPIES
+    blocks per trip, their inner loop's bodies interleaved, then the remaining blocks one
+    per trip. False (nothing printed) when a copy's name is already read in the body."""
+    (inner,) = [b for b in s.body if not isinstance(b, K.Comment)]
+    vec = vector_vars(inner)
+    types = {st.var.name: st.var.ty for st in inner.body if isinstance(st, K.Let) and st.var.name in vec}
+    types[s.var.name] = s.var.ty
+    copies = [{n: K.Var(f"{n}_u{k}", t) for n, t in types.items()} for k in range(INTERLEAVE_COPIES)]
+    used = set().union(*(K.free_vars(e) for st in inner.body for e in K.stmt_exprs(st)))
+    if any(r.name in used for c in copies for r in c.values()):
+        return False
+    pad = "    " * depth
+    j, step, start = s.var.name, s.step, s.start.value
+    mid = start + s.trip // INTERLEAVE_COPIES * INTERLEAVE_COPIES * step
+    note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
+    out.append(f"{pad}for (int64_t {j} = {start}; {j} < {mid}; {j} += {INTERLEAVE_COPIES * step}) {{{note}")
+    out.extend(f"{pad}    const int64_t {c[j].name} = {j} + {k * step};" for k, c in enumerate(copies))
+    wide = WIDE in inner.marks
+    pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
+    v = inner.var.name
+    out.append(f"{pad}    for (int64_t {v} = 0; {v} < {inner.trip}; {v} += {lanes}) {{")
+    out.extend(_copies_body(inner, copies, vec, depth + 1, pre, ty, lanes, marks))
+    out.append(pad + "    }")
+    out.append(pad + "}")
+    if mid < start + s.trip * step:
+        _stmt(K.Loop(s.var, K.Const(mid), s.stop, s.body, step, s.marks - {INTERLEAVE}), depth, out, marks)
+    return True
 
 
 def _vexpr(e: K.Expr, vec: set[str], pre: str) -> str:

@@ -14,10 +14,13 @@ of 16 (such as the 16 partial results of a reduction) or at least
 has (16 lanes with AVX-512, else 8); a short one runs 8 lanes. A long or
 unknown-length `wide` loop whose body calls a long-latency function of the
 vocabulary (exp, tanh, log, sqrt, a division...) is also marked `interleave`:
-its vector body runs INTERLEAVE independent vectors per trip, their statements
-interleaved, so the chains of several vectors overlap where the core would
-otherwise wait on one (a loop of one vector per trip issued a 10-op chain with
-exp and tanh at 5 cycles per element on Zen 3, 3.5 interleaved by four). The
+its vector body runs INTERLEAVE_COPIES independent vectors per trip, their
+statements interleaved, so the chains of several vectors overlap where the core
+would otherwise wait on one (a loop of one vector per trip issued a 10-op chain
+with exp and tanh at 5 cycles per element on Zen 3, 3.5 interleaved by four). A
+loop stepping over blocks of lanes that such an inner loop runs (a reduction's
+lane loop, `strided_lanes`) is marked `interleave` too: it runs that many blocks
+per trip. The
 printer writes the vector body and the scalar tail; this pass only decides.
 """
 from __future__ import annotations
@@ -67,12 +70,31 @@ def mark_simd(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
                     wide.add(INTERLEAVE)
                 s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {SIMD} | wide)
                 changed = True
+            elif INTERLEAVE not in s.marks and strided_lanes(s):
+                s = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks | {INTERLEAVE})
+                changed = True
         elif isinstance(s, K.If):
             t, c1 = mark_simd(s.then)
             e, c2 = mark_simd(s.orelse)
             s, changed = K.If(s.cond, t, e), changed or c1 or c2
         out.append(s)
     return tuple(out), changed
+
+
+def strided_lanes(s: K.Loop) -> bool:
+    """Whether `s` steps over blocks of lanes that its one inner loop runs as whole widest
+    vectors with a long-latency body (a reduction's lane loop: `for j step 16 { for l < 16
+    { lane[l] = lane[l] + f(x[j + l]) } }`), at least INTERLEAVE_COPIES blocks of a static
+    count: then INTERLEAVE_COPIES blocks run per trip of `s`, their f interleaved and the
+    lanes still updated block after block."""
+    body = [b for b in s.body if not isinstance(b, K.Comment)]
+    if len(body) != 1 or not isinstance(body[0], K.Loop) or s.trip < INTERLEAVE_COPIES:
+        return False
+    inner = body[0]
+    vec = vector_vars(inner)
+    return (SIMD in inner.marks and WIDE in inner.marks and inner.start == K.Const(0) and inner.trip == s.step
+            and s.step % WIDE_MULTIPLE == 0 and long_latency(inner.body)
+            and all(not isinstance(b, K.Let) or b.var.name in vec for b in inner.body))
 
 
 def long_latency(body: tuple[K.Stmt, ...]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aotc.hlo.dtypes import DTYPES
 from aotc.kernel import ir as K
-from aotc.kernel.vectorize import INTERLEAVE, SIMD, WIDE, mark_simd
+from aotc.kernel.vectorize import INTERLEAVE, SIMD, WIDE, mark_simd, strided_lanes
 
 F32 = DTYPES["f32"]
 I = K.Var("i")
@@ -33,3 +33,20 @@ def test_cheap_bodies_and_short_loops_do_not():
     assert WIDE in marks and INTERLEAVE not in marks
     marks = _marks(K.Call("aotc_exp_f32", (X_I,), F32), K.Const(20))  # 8 lanes
     assert SIMD in marks and WIDE not in marks and INTERLEAVE not in marks
+
+
+def _lane_loop(value_of, trip: int = 256) -> K.Loop:
+    """for j step 16 { for l < 16 { lane[l] = lane[l] + value(x[j + l]) } }"""
+    j, l = K.Var("j"), K.Var("l")
+    lanes = K.Buf("lane", F32, 16)
+    inner = K.Loop(l, K.Const(0), K.Const(16), (K.Store(lanes, l, K.Binary(
+        "+", K.Load(lanes, l), value_of(K.Load(X, K.Binary("+", j, l, K.INDEX))), F32)),), 1, frozenset({K.VECTOR}))
+    (out,), _ = mark_simd((K.Loop(j, K.Const(0), K.Const(trip), (inner,), 16, frozenset({K.REDUCTION})),))
+    return out
+
+
+def test_a_reduction_lane_loop_interleaves_its_blocks():
+    out = _lane_loop(lambda x: K.Call("aotc_exp_f32", (x,), F32))
+    assert INTERLEAVE in out.marks and strided_lanes(out)
+    assert INTERLEAVE not in _lane_loop(lambda x: x).marks  # a plain sum
+    assert INTERLEAVE not in _lane_loop(lambda x: K.Call("aotc_exp_f32", (x,), F32), 48).marks  # three blocks
