@@ -119,13 +119,16 @@ def taps_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> TapsConv 
 
 def chunk_items(kb, ch: K.Expr, items: int, chunks: int) -> K.Expr:
     """Open the loop over chunk `ch`'s share of `items` work items (the chunks take them in
-    order, as evenly as they divide) and return the item's index; the caller closes it.
+    order, as evenly as they divide, the larger shares first) and return the item's index;
+    the caller closes it. The pool hands chunks out in order to whichever thread is free, so
+    larger shares first even the threads out: 14 blocks in 4 chunks as 4, 3, 4, 3 finish
+    on two threads after 7 blocks each, as 3, 4, 3, 4 after 6 and 8.
     Shared by the blocked convolutions here and in conv_winograd.py."""
-    first = kb.let(ch * items // chunks, "first") if chunks > 1 else K.Const(0)
+    first = kb.let((ch * items + (chunks - 1)) // chunks, "first") if chunks > 1 else K.Const(0)
     if items % chunks == 0:
         count: K.Expr = K.Const(items // chunks)
     else:
-        count = kb.let((ch + 1) * items // chunks - first, "count")
+        count = kb.let(((ch + 1) * items + (chunks - 1)) // chunks - first, "count")
     it = kb.loop(kb.fresh("it"), count)
     return kb.let(first + it, "item")
 

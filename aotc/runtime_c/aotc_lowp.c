@@ -39,6 +39,7 @@ typedef struct {
   void* C;
   const unsigned char* pa; /* packed A */
   unsigned char* pb;       /* packed B: panel p at p * panel_bytes */
+  unsigned char* pb_a;     /* packed A, written by the packing job (s8) */
 } aotc__lp_job;
 
 AOTC_INTERNAL void aotc__lp_panels(const aotc__lp_job* j, int64_t nr, int64_t part, int64_t* lo, int64_t* hi) {
@@ -237,10 +238,12 @@ AOTC_INTERNAL uint32_t aotc__lp_lane(const int8_t* p, int64_t k, int64_t K, int6
   return v;
 }
 
+/* Packs row tiles [t0, t1) of A (each tile is kg * IMR lanes at t * kg * IMR). */
 AOTC_INTERNAL void aotc__lp_ipack_a(int64_t M, int64_t K, const int8_t* A, int64_t a_rs, int64_t a_cs,
-                                    uint32_t* pa) {
+                                    uint32_t* pa, int64_t t0, int64_t t1) {
   int64_t kg = (K + AOTC__LPI_G - 1) / AOTC__LPI_G;
-  for (int64_t t = 0; t < M; t += AOTC__LPI_MR)
+  pa += (size_t)t0 * (size_t)kg * AOTC__LPI_MR;
+  for (int64_t t = t0 * AOTC__LPI_MR; t < M && t < t1 * AOTC__LPI_MR; t += AOTC__LPI_MR)
     for (int64_t g = 0; g < kg; ++g)
       for (int64_t r = 0; r < AOTC__LPI_MR; ++r)
         *pa++ = t + r < M ? aotc__lp_lane(A + (t + r) * a_rs, AOTC__LPI_G * g, K, a_cs, AOTC__LP_FLIP) : 0u;
@@ -405,6 +408,15 @@ AOTC_INTERNAL void aotc__lp_igemm_range(void* ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* The pool's job before the panels: part `part` packs its share of A's row tiles. */
+AOTC_INTERNAL void aotc__lp_ipack_a_range(void* ctx, int64_t begin, int64_t end) {
+  const aotc__lp_job* j = (const aotc__lp_job*)ctx;
+  int64_t tiles = (j->M + AOTC__LPI_MR - 1) / AOTC__LPI_MR;
+  for (int64_t part = begin; part < end; ++part)
+    aotc__lp_ipack_a(j->M, j->K, (const int8_t*)j->A, j->a_rs, j->a_cs, (uint32_t*)(void*)j->pb_a,
+                     part * tiles / j->parts, (part + 1) * tiles / j->parts);
+}
+
 AOTC_RT_API size_t aotc_lp_igemm_scratch_need(int64_t M, int64_t N, int64_t K) {
   /* packed B: each panel also carries its NR correction words (one more group).
    * The larger of the two layouts, so the size is the same for every target. */
@@ -431,9 +443,12 @@ AOTC_RT_API void aotc_lp_igemm(aotc_lp_parallel_for parallel_for, void* user, in
   j.A = A; j.B = B; j.C = C;
   j.pa = (const unsigned char*)scratch;
   j.pb = (unsigned char*)scratch + aotc__lp_packed_bytes(M, AOTC__LPI_MR, K, AOTC__LPI_G);
-  aotc__lp_ipack_a(M, K, A, a_rs, a_cs, (uint32_t*)scratch);
-  if (parallel_for && j.parts > 1)
+  j.pb_a = (unsigned char*)scratch;
+  if (parallel_for && j.parts > 1) { /* A's tiles packed over the pool, then the panels */
+    parallel_for(user, j.parts, aotc__lp_ipack_a_range, &j);
     parallel_for(user, j.parts, aotc__lp_igemm_range, &j);
-  else
+  } else {
+    aotc__lp_ipack_a(M, K, A, a_rs, a_cs, (uint32_t*)scratch, 0, (M + AOTC__LPI_MR - 1) / AOTC__LPI_MR);
     aotc__lp_igemm_range(&j, 0, j.parts);
+  }
 }

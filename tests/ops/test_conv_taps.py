@@ -147,3 +147,25 @@ def test_threads_give_the_one_thread_bits(name, tmp_path):
     assert one.keys() == two.keys()
     for k in one:
         assert one[k].tobytes() == two[k].tobytes()
+
+
+_BLOCKS_14 = """HloModule taps_blocks_14
+ENTRY main {
+  x = f32[1,56,56,64] parameter(0)
+  w = f32[3,3,64,64] parameter(1)
+  ROOT y = f32[1,56,56,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+"""
+
+
+def test_larger_shares_of_blocks_come_first(tmp_path):
+    """56 output rows in 14 blocks over 4 chunks: shares 4, 3, 4, 3 (the pool hands chunks out
+    in order, so two threads end after 7 blocks each; 3, 4, 3, 4 ended after 6 and 8)."""
+    import re
+
+    c = _c_text(_BLOCKS_14, "taps_blocks_14", tmp_path)
+    first = re.search(r"const int64_t first = \(chunk \* (\d+) \+ (\d+)\) / (\d+);", c)
+    assert first, c[c.index("static void k_"):][:2000]
+    items, bias, chunks = (int(g) for g in first.groups())
+    starts = [(ch * items + bias) // chunks for ch in range(chunks + 1)]
+    assert [b - a for a, b in zip(starts, starts[1:])] == [4, 3, 4, 3]
