@@ -30,6 +30,7 @@ KERNEL_PASSES = (
     ("retire", remove_unused_values),   # what tabulating left unread
     ("unswitch", unswitch_invariant_branches),  # a vector loop's invariant branch (a fused pad's bounds) outside it
     ("propagate", propagate_indices),   # affine index values into the accesses of vector loops
+    ("index", simplify_indices),        # the accesses they reach (a reshape's split of a merged index)
     ("contract", contract_multiply_adds),  # products added once: fused multiply-adds, as XLA:CPU fuses (FMA targets)
     ("vectorize", mark_simd),           # f32 vector loops: a vector body (aotc_simd.h) plus scalar tail
 )

@@ -117,6 +117,9 @@ def _divmod(op: str, t: dict[K.Expr, int], d: int, env) -> dict[K.Expr, int]:
                         out[k] = out.get(k, 0) + v
                 return {k: v for k, v in out.items() if v}
             return _divmod("%", rest, d, env) if rest else {}
+        split = _common_factor(t, d, env)
+        if split is not None:
+            return split(op)
         # (x / a) / b == x / (a*b)
         if op == "/" and isinstance(x, K.Binary) and x.op == "/" and isinstance(x.b, K.Const) and x.b.value > 0:
             return {simplify(x.a // (x.b.value * d), env): 1}
@@ -126,6 +129,31 @@ def _divmod(op: str, t: dict[K.Expr, int], d: int, env) -> dict[K.Expr, int]:
             if inner is not None and inner[0] >= 0 and inner[1] < x.b.value * d:
                 return {x: 1}
     return {K.Binary(op, x, K.Const(d), K.INDEX): 1}
+
+
+def _common_factor(t: dict[K.Expr, int], d: int, env):
+    """For x = c*q + r with c a proper divisor of d that divides every coefficient of q, q >= 0
+    and 0 <= r < c: x / d == q / (d/c) and x % d == c * (q % (d/c)) + r (a reshape's split
+    of a merged index: (f*64 + i) / 256 == f / 4 for 0 <= i < 64). A function of the
+    operator, or None."""
+    for c in sorted((k for k in range(2, d) if d % k == 0), reverse=True):
+        q = {k: v // c for k, v in t.items() if v % c == 0 and k != K.Const(1)}
+        r = {k: v for k, v in t.items() if v % c != 0 or k == K.Const(1)}
+        rr = bounds(_rebuild(r, env), env) if r else (0, 0)
+        if not q or rr is None or rr[0] < 0 or rr[1] >= c or not all(_nonneg(k, env) for k in q):
+            continue
+        if any(v < 0 for v in q.values()):
+            continue
+
+        def split(op: str, q=q, r=r, c=c) -> dict[K.Expr, int]:
+            if op == "/":
+                return _divmod("/", q, d // c, env)
+            out = {k: v * c for k, v in _divmod("%", q, d // c, env).items()}
+            for k, v in r.items():
+                out[k] = out.get(k, 0) + v
+            return {k: v for k, v in out.items() if v}
+        return split
+    return None
 
 
 def _nonneg(e: K.Expr, env) -> bool:

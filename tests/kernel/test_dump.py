@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aotc import driver
 from aotc.emit_c.source import describe_program
+from aotc.kernel.vectorize import INTERLEAVE_COPIES
 from aotc.options import CompileOptions
 
 SOFTMAX = """HloModule softmax
@@ -39,5 +40,7 @@ def test_softmax_is_one_threaded_vectorized_kernel_computing_exp_once():
     assert text.count("  kernel k_") == 1
     assert "threads over [0, 64)" in text
     assert "/* parallel */" in text and "/* simd, vector, wide */" in text
-    assert text.count("aotc_vf_exp(") == 1  # the map loads the fold's values
+    # the map loads the fold's values: exp only in the fold, its four interleaved blocks of lanes
+    assert text.count("aotc_vf_exp(") == INTERLEAVE_COPIES
+    assert "/* interleave, reduction */" in text
     assert "aotc_exp_f32(" not in text  # 1024 = 64 or 128 vectors: no scalar tail

@@ -120,3 +120,49 @@ def test_a_strided_loop_ends_on_its_grid():
     body, _ = simplify_indices((K.Loop(j, K.Const(0), K.Const(256), (inner,), 10),))
     store = [s for s in K.walk(body) if isinstance(s, K.Store)][0]
     assert expr(store.index) == "(j + l) % 256"
+
+
+def test_a_merged_index_split_by_a_common_factor():
+    """(f*64 + i) / 256 == f / 4 and (f*64 + i) % 256 == f % 4 * 64 + i for 0 <= i < 64 (a
+    transpose read through a reshape: no division left in the inner loop)."""
+    env = {"f": (0, 511), "i": (0, 63)}
+    f, i = K.Var("f"), K.Var("i")
+    assert expr(simplify((f * 64 + i) // 256, env)) == "f / 4"
+    assert expr(simplify((f * 64 + i) % 256, env)) in ("f % 4 * 64 + i", "i + f % 4 * 64")
+    # i may reach 64: no common factor splits it off
+    assert "256" in expr(simplify((f * 64 + i) // 256, {"f": (0, 511), "i": (0, 64)}))
+    # f may be negative: C's division truncates toward zero, the identity does not hold
+    assert "256" in expr(simplify((f * 64 + i) // 256, {"f": (-4, 511), "i": (0, 63)}))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 20), st.sampled_from([2, 4, 6, 8, 12, 16, 24, 64]),
+       st.integers(0, 3), st.sampled_from(["/", "%"]))
+def test_two_variable_division_has_the_same_value(nf, ni, ci, d, k, op):
+    """(a*f + b*i + k) / d and % d over whole ranges of f and i, simplified, equal C's values."""
+    f, i = K.Var("f"), K.Var("i")
+    a = d // 2 if d % 2 == 0 else 1
+    e = f * a + i * ci + K.Const(k)
+    e = e // d if op == "/" else e % d
+    env = {"f": (0, nf - 1), "i": (0, ni - 1)}
+    s = simplify(e, env)
+    for fv in range(nf):
+        for iv in range(ni):
+            assert _eval2(s, fv, iv) == _eval2(e, fv, iv), (expr(e), expr(s), fv, iv)
+
+
+def _eval2(e: K.Expr, f: int, i: int) -> int:
+    if isinstance(e, K.Const):
+        return e.value
+    if isinstance(e, K.Var):
+        return f if e.name == "f" else i
+    a, b = _eval2(e.a, f, i), _eval2(e.b, f, i)
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    if e.op == "/":
+        return int(a / b)
+    return a - b * int(a / b)
