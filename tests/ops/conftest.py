@@ -187,3 +187,25 @@ def check_with_compiler(name: str, text: str, rtol: float, cc: str, opt: str, wo
     got = run_hlo_text(text, inputs, workdir, f"{name}_{cc}_{opt.strip('-')}", build_cmd=cmd)
     for k, (g, e) in enumerate(zip(got, expected)):
         assert_matches(g, e, rtol, f"{name} output {k} ({cc} {opt})")
+
+
+def c_text_of(text: str, name: str, tmp_path: Path) -> str:
+    """The generated C of HLO `text` (default options)."""
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    opts = CompileOptions()
+    return driver.generate(driver.frontend(f"{name}.hlo", None, opts, text=text), str(tmp_path / name), opts).c_text
+
+
+def assert_same_bits_without(name: str, text: str, workdir: Path, switch_off, marker: str) -> None:
+    """Case `name` built by gcc -O3 with the machine's vectors, then again after
+    `switch_off()` (which must remove `marker` from the generated C): the same output bits."""
+    inputs, _ = load_case(name)
+    cmd = ("gcc", "-std=c11", "-O3", "-march=native", "-shared", "-fPIC")
+    on = run_hlo_text(text, inputs, workdir, f"{name}_on", build_cmd=cmd)
+    switch_off()
+    assert marker not in c_text_of(text, name, workdir)
+    off = run_hlo_text(text, inputs, workdir, f"{name}_off", build_cmd=cmd)
+    for k, (a, b) in enumerate(zip(on, off)):
+        assert a.tobytes() == b.tobytes(), f"{name} output {k}: {np.sum(a != b)} elements differ"

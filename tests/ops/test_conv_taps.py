@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .conftest import c_text_of
+
 # the GEMM sums in another order than XLA's: 1e-5 of the largest magnitude (conftest.assert_matches)
 SUM = 1e-5
 
@@ -68,14 +70,6 @@ CASES = {
 }
 
 
-def _c_text(text: str, name: str, tmp_path) -> str:
-    from aotc import driver
-    from aotc.options import CompileOptions
-
-    opts = CompileOptions()
-    return driver.generate(driver.frontend(f"{name}.hlo", None, opts, text=text), str(tmp_path / name), opts).c_text
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case(name, check_case):
     text, _, rtol = CASES[name]
@@ -85,14 +79,14 @@ def test_case(name, check_case):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_convolution_takes_the_window_positions_in_place(name, tmp_path):
     """The numbers above come from aotc_taps_conv_f32, with no im2col rows."""
-    c = _c_text(CASES[name][0], name, tmp_path)
+    c = c_text_of(CASES[name][0], name, tmp_path)
     assert "aotc_taps_conv_f32(" in c[c.index("static void k_"):]
     assert "col[" not in c
 
 
 def test_the_blocks_are_split_over_threads(tmp_path):
     """The kernel's slices of blocks are its threaded loop (nothing runs before it)."""
-    c = _c_text(_DENSE, "taps_dense_3x3", tmp_path)
+    c = c_text_of(_DENSE, "taps_dense_3x3", tmp_path)
     kernel = c[c.index("static void k_"):]
     kernel = kernel[:kernel.index("\n}\n")]
     assert "int64_t lo, int64_t hi)" in kernel.splitlines()[0], kernel.splitlines()[0]
@@ -104,17 +98,11 @@ def test_same_bits_as_the_im2col_gemm(name, workdir, monkeypatch):
     """Every output element is the im2col GEMM's, bit for bit, with the machine's vectors."""
     from aotc.ops import convolution
 
-    from .conftest import load_case, run_hlo_text
+    from .conftest import assert_same_bits_without
 
-    text = CASES[name][0]
-    inputs, _ = load_case(name)
-    cmd = ("gcc", "-std=c11", "-O2", "-march=native", "-shared", "-fPIC")
-    taps = run_hlo_text(text, inputs, workdir, f"{name}_taps", build_cmd=cmd)
-    monkeypatch.setattr(convolution, "taps_plan", lambda *a: None)
-    assert "aotc_taps_conv_f32(" not in _c_text(text, name, workdir)
-    im2col = run_hlo_text(text, inputs, workdir, f"{name}_im2col", build_cmd=cmd)
-    for k, (a, b) in enumerate(zip(taps, im2col)):
-        assert a.tobytes() == b.tobytes(), f"{name} output {k}: {np.sum(a != b)} elements differ"
+    assert_same_bits_without(name, CASES[name][0], workdir,
+                             lambda: monkeypatch.setattr(convolution, "taps_plan", lambda *a: None),
+                             "aotc_taps_conv_f32(")
 
 
 @pytest.mark.parametrize("cc,opt", [("gcc", "-O0"), ("gcc", "-O3"), ("clang", "-O1"), ("clang", "-O3")])
@@ -163,7 +151,7 @@ def test_larger_shares_of_blocks_come_first(tmp_path):
     in order, so two threads end after 7 blocks each; 3, 4, 3, 4 ended after 6 and 8)."""
     import re
 
-    c = _c_text(_BLOCKS_14, "taps_blocks_14", tmp_path)
+    c = c_text_of(_BLOCKS_14, "taps_blocks_14", tmp_path)
     first = re.search(r"const int64_t first = \(chunk \* (\d+) \+ (\d+)\) / (\d+);", c)
     assert first, c[c.index("static void k_"):][:2000]
     items, bias, chunks = (int(g) for g in first.groups())

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .conftest import c_text_of
+
 
 def _chain(name: str, n: int) -> str:
     return f"""HloModule {name}
@@ -75,14 +77,6 @@ CASES = {
 }
 
 
-def _c_text(text: str, name: str, tmp_path) -> str:
-    from aotc import driver
-    from aotc.options import CompileOptions
-
-    opts = CompileOptions()
-    return driver.generate(driver.frontend(f"{name}.hlo", None, opts, text=text), str(tmp_path / name), opts).c_text
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case(name, check_case):
     text, _, rtol = CASES[name]
@@ -91,7 +85,7 @@ def test_case(name, check_case):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_loop_runs_four_vectors_per_trip(name, tmp_path):
-    c = _c_text(CASES[name][0], name, tmp_path)
+    c = c_text_of(CASES[name][0], name, tmp_path)
     kernels = c[c.index("/* ---------------------------------------------------------------- kernels"):]
     assert "4 * AOTC_VF_LANES" in kernels or "+= 64) {" in kernels, kernels[:3000]
     assert "_u3 = " in kernels
@@ -102,17 +96,10 @@ def test_same_bits_as_one_vector_per_trip(name, workdir, monkeypatch):
     """Interleaving reorders no operation of an element: the bits of the one-vector loops."""
     from aotc.kernel import vectorize
 
-    from .conftest import load_case, run_hlo_text
+    from .conftest import assert_same_bits_without
 
-    text = CASES[name][0]
-    inputs, _ = load_case(name)
-    cmd = ("gcc", "-std=c11", "-O3", "-march=native", "-shared", "-fPIC")
-    four = run_hlo_text(text, inputs, workdir, f"{name}_four", build_cmd=cmd)
-    monkeypatch.setattr(vectorize, "long_latency", lambda body: False)
-    assert "_u3 = " not in _c_text(text, name, workdir)
-    one = run_hlo_text(text, inputs, workdir, f"{name}_one", build_cmd=cmd)
-    for k, (a, b) in enumerate(zip(four, one)):
-        assert a.tobytes() == b.tobytes(), f"{name} output {k}: {np.sum(a != b)} elements differ"
+    assert_same_bits_without(name, CASES[name][0], workdir,
+                             lambda: monkeypatch.setattr(vectorize, "long_latency", lambda body: False), "_u3 = ")
 
 
 @pytest.mark.parametrize("cc,opt", [("gcc", "-O0"), ("gcc", "-O2"), ("clang", "-O1"), ("clang", "-O3")])
