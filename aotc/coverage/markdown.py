@@ -78,7 +78,12 @@ _SEMANTICS = (
     "edge cases (see `tests/data/corpus`, `tests/data/fixtures` and `tests/data/coverage`, whose expected "
     "outputs come from XLA itself): NaN propagation in max/min, flush-to-zero arithmetic, integer division "
     "by zero, shifts past the bit width, saturating float→int conversion, clamped gather indices, skipped "
-    "out-of-bounds scatter updates. One op cannot follow XLA:CPU's values: its `rng` draws from a process-wide "
+    "out-of-bounds scatter updates. Floating-point sums (reductions, and the dot products of GEMMs and "
+    "convolutions) run in aotc's own fixed order, the same on every target and thread count (a reduction "
+    "keeps 16 partial sums); XLA:CPU's order depends on its emitter and the shape, so such sums can differ "
+    "from XLA's in the last bits (a row sum of 1008 floats did in 3 rows of 5), and the tests compare them "
+    "within rounding (or on values whose sums are exact). "
+    "One op cannot follow XLA:CPU's values: its `rng` draws from a process-wide "
     "state and gives new values on every run; aotc's is Philox keyed by the instruction's name, the same "
     "values on every run, with XLA's distributions (`aotc/ops/random.py`). The HLO parser accepts every opcode XLA prints; one aotc cannot compile "
     "is a located error naming it.")
