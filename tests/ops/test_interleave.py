@@ -1,5 +1,5 @@
 """Elementwise vector loops with long-latency functions run several vectors per trip
-(kernel/vectorize.py `interleave`, printed by emit_c/kernel_c.py): a static loop whose
+(kernel/vectorize.py `interleave`, printed by emit_c/vector_c.py): a static loop whose
 count leaves a one-vector rest and a scalar tail, a static loop of whole interleaved
 trips, a threaded loop over an unknown range, and a reduction's lane loop (four blocks
 of lanes per trip, each lane still summed in order), each against XLA:CPU bit for bit,
