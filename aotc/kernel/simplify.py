@@ -7,6 +7,8 @@ hold for the non-negative values indices take; other values pass through.
 """
 from __future__ import annotations
 
+import math
+
 from . import ir as K
 
 Range = tuple[int, int]  # inclusive bounds
@@ -134,15 +136,17 @@ def _divmod(op: str, t: dict[K.Expr, int], d: int, env) -> dict[K.Expr, int]:
 def _common_factor(t: dict[K.Expr, int], d: int, env):
     """For x = c*q + r with c a proper divisor of d that divides every coefficient of q, q >= 0
     and 0 <= r < c: x / d == q / (d/c) and x % d == c * (q % (d/c)) + r (a reshape's split
-    of a merged index: (f*64 + i) / 256 == f / 4 for 0 <= i < 64). A function of the
-    operator, or None."""
-    for c in sorted((k for k in range(2, d) if d % k == 0), reverse=True):
+    of a merged index: (f*64 + i) / 256 == f / 4 for 0 <= i < 64). The factors tried are d's
+    common divisors with each coefficient and with all of them (a few, whatever d's size).
+    A function of the operator, or None."""
+    coeffs = [v for k, v in t.items() if k != K.Const(1)]
+    tried = {math.gcd(d, v) for v in coeffs} | {math.gcd(d, *coeffs)} if coeffs else set()
+    for c in sorted((c for c in tried if 1 < c < d), reverse=True):
         q = {k: v // c for k, v in t.items() if v % c == 0 and k != K.Const(1)}
         r = {k: v for k, v in t.items() if v % c != 0 or k == K.Const(1)}
         rr = bounds(_rebuild(r, env), env) if r else (0, 0)
-        if not q or rr is None or rr[0] < 0 or rr[1] >= c or not all(_nonneg(k, env) for k in q):
-            continue
-        if any(v < 0 for v in q.values()):
+        if (not q or rr is None or rr[0] < 0 or rr[1] >= c or any(v < 0 for v in q.values())
+                or not all(_nonneg(k, env) for k in q)):
             continue
 
         def split(op: str, q=q, r=r, c=c) -> dict[K.Expr, int]:

@@ -134,6 +134,9 @@ def test_a_merged_index_split_by_a_common_factor():
     assert "256" in expr(simplify((f * 64 + i) // 256, {"f": (0, 511), "i": (0, 64)}))
     # f may be negative: C's division truncates toward zero, the identity does not hold
     assert "256" in expr(simplify((f * 64 + i) // 256, {"f": (-4, 511), "i": (0, 63)}))
+    # the factor comes from the coefficients, whatever the divisor's size
+    big = {"f": (0, 10**7), "i": (0, 999)}
+    assert expr(simplify((f * 1000 + i) // (1000 * 1009), big)) == "f / 1009"
 
 
 @settings(max_examples=200, deadline=None)
