@@ -17,6 +17,11 @@ def _lines(body: tuple[K.Stmt, ...], depth: int, marks: bool, stmt) -> list[str]
     return out
 
 
+def _vocabulary(loop: K.Loop) -> tuple[str, str, str]:
+    """(prefix, vector type, lane count) of a `wide` loop (the target's widest) or an 8-lane one."""
+    return ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if WIDE in loop.marks else ("aotc_v8", "aotc_v8f", str(LANES))
+
+
 def simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> None:
     """A vector body (runtime_c/aotc_simd.h: 8 lanes, or the target's widest for a `wide`
     loop), then the scalar tail."""
@@ -24,9 +29,9 @@ def simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> None:
     v = s.var.name
     vec = vector_vars(s)
     wide = WIDE in s.marks
-    pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
+    pre, ty, lanes = _vocabulary(s)
     body = _vector_body(s, vec, depth, pre, ty, marks, stmt)
-    copies = _interleaved(s, vec)
+    copies = _renamings(s, s, vec) if INTERLEAVE in s.marks else []
     scalar = K.Loop(s.var, s.start, s.stop, s.body, s.step, s.marks - {SIMD, WIDE, INTERLEAVE})
     note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
     if s.trip >= 0 and wide and copies:
@@ -114,15 +119,14 @@ def _vector_body(s: K.Loop, vec: set[str], depth: int, pre: str, ty: str, marks:
     return body
 
 
-def _interleaved(s: K.Loop, vec: set[str]) -> list[dict[str, K.Expr]]:
-    """The renamings of an `interleave` loop's copies (copy k: `name` -> `name_uk`), or none
-    when the loop is not marked or a new name is already read in the body."""
-    if INTERLEAVE not in s.marks:
-        return []
-    types = {st.var.name: st.var.ty for st in s.body if isinstance(st, K.Let) and st.var.name in vec}
-    types[s.var.name] = s.var.ty
+def _renamings(counter: K.Loop, inner: K.Loop, vec: set[str]) -> list[dict[str, K.Expr]]:
+    """The renamings of interleaved copies of `inner`'s body (copy k: `name` -> `name_uk`
+    for its lane-varying locals and `counter`'s variable, whose copies step apart), or none
+    when a new name is already read in the body."""
+    types = {st.var.name: st.var.ty for st in inner.body if isinstance(st, K.Let) and st.var.name in vec}
+    types[counter.var.name] = counter.var.ty
     copies = [{n: K.Var(f"{n}_u{k}", t) for n, t in types.items()} for k in range(INTERLEAVE_COPIES)]
-    used = set().union(*(K.free_vars(e) for st in s.body for e in K.stmt_exprs(st)))
+    used = set().union(*(K.free_vars(e) for st in inner.body for e in K.stmt_exprs(st)))
     return [] if any(r.name in used for c in copies for r in c.values()) else copies
 
 
@@ -146,11 +150,8 @@ def blocks_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> boo
     per trip. False (nothing printed) when a copy's name is already read in the body."""
     (inner,) = [b for b in s.body if not isinstance(b, K.Comment)]
     vec = vector_vars(inner)
-    types = {st.var.name: st.var.ty for st in inner.body if isinstance(st, K.Let) and st.var.name in vec}
-    types[s.var.name] = s.var.ty
-    copies = [{n: K.Var(f"{n}_u{k}", t) for n, t in types.items()} for k in range(INTERLEAVE_COPIES)]
-    used = set().union(*(K.free_vars(e) for st in inner.body for e in K.stmt_exprs(st)))
-    if any(r.name in used for c in copies for r in c.values()):
+    copies = _renamings(s, inner, vec)
+    if not copies:
         return False
     pad = "    " * depth
     j, step, start = s.var.name, s.step, s.start.value
@@ -158,8 +159,7 @@ def blocks_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> boo
     note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
     out.append(f"{pad}for (int64_t {j} = {start}; {j} < {mid}; {j} += {INTERLEAVE_COPIES * step}) {{{note}")
     out.extend(f"{pad}    const int64_t {c[j].name} = {j} + {k * step};" for k, c in enumerate(copies))
-    wide = WIDE in inner.marks
-    pre, ty, lanes = ("aotc_vf", "aotc_vf", "AOTC_VF_LANES") if wide else ("aotc_v8", "aotc_v8f", str(LANES))
+    pre, ty, lanes = _vocabulary(inner)
     v = inner.var.name
     out.append(f"{pad}    for (int64_t {v} = 0; {v} < {inner.trip}; {v} += {lanes}) {{")
     out.extend(_copies_body(inner, copies, vec, depth + 1, pre, ty, lanes, marks, stmt))
