@@ -37,9 +37,8 @@ typedef struct {
   const void* A;
   const void* B;
   void* C;
-  const unsigned char* pa; /* packed A */
-  unsigned char* pb;       /* packed B: panel p at p * panel_bytes */
-  unsigned char* pb_a;     /* packed A, written by the packing job (s8) */
+  unsigned char* pa; /* packed A (the s8 GEMM's packing job writes it) */
+  unsigned char* pb; /* packed B: panel p at p * panel_bytes */
 } aotc__lp_job;
 
 AOTC_INTERNAL void aotc__lp_panels(const aotc__lp_job* j, int64_t nr, int64_t part, int64_t* lo, int64_t* hi) {
@@ -167,7 +166,7 @@ AOTC_RT_API void aotc_lp_bgemm(aotc_lp_parallel_for parallel_for, void* user, in
   j.parts = parts > 1 ? parts : 1;
   j.M = M; j.N = N; j.K = K; j.a_rs = a_rs; j.a_cs = a_cs; j.b_rs = b_rs; j.b_cs = b_cs; j.ldc = ldc;
   j.A = A; j.B = B; j.C = C;
-  j.pa = (const unsigned char*)scratch;
+  j.pa = (unsigned char*)scratch;
   j.pb = (unsigned char*)scratch + aotc__lp_packed_bytes(M, AOTC_LP_MR, K, 2);
   aotc__lp_bpack_a(M, K, A, a_rs, a_cs, (uint32_t*)scratch);
   if (parallel_for && j.parts > 1)
@@ -413,7 +412,7 @@ AOTC_INTERNAL void aotc__lp_ipack_a_range(void* ctx, int64_t begin, int64_t end)
   const aotc__lp_job* j = (const aotc__lp_job*)ctx;
   int64_t tiles = (j->M + AOTC__LPI_MR - 1) / AOTC__LPI_MR;
   for (int64_t part = begin; part < end; ++part)
-    aotc__lp_ipack_a(j->M, j->K, (const int8_t*)j->A, j->a_rs, j->a_cs, (uint32_t*)(void*)j->pb_a,
+    aotc__lp_ipack_a(j->M, j->K, (const int8_t*)j->A, j->a_rs, j->a_cs, (uint32_t*)(void*)j->pa,
                      part * tiles / j->parts, (part + 1) * tiles / j->parts);
 }
 
@@ -441,9 +440,8 @@ AOTC_RT_API void aotc_lp_igemm(aotc_lp_parallel_for parallel_for, void* user, in
   j.parts = parts > 1 ? parts : 1;
   j.M = M; j.N = N; j.K = K; j.a_rs = a_rs; j.a_cs = a_cs; j.b_rs = b_rs; j.b_cs = b_cs; j.ldc = ldc;
   j.A = A; j.B = B; j.C = C;
-  j.pa = (const unsigned char*)scratch;
+  j.pa = (unsigned char*)scratch;
   j.pb = (unsigned char*)scratch + aotc__lp_packed_bytes(M, AOTC__LPI_MR, K, AOTC__LPI_G);
-  j.pb_a = (unsigned char*)scratch;
   if (parallel_for && j.parts > 1) { /* A's tiles packed over the pool, then the panels */
     parallel_for(user, j.parts, aotc__lp_ipack_a_range, &j);
     parallel_for(user, j.parts, aotc__lp_igemm_range, &j);
