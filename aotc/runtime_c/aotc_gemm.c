@@ -65,6 +65,7 @@
 #define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) _mm512_reduce_add_pd(v)
+#define AOTC__VREG_CONSTRAINT "+v"
 #define AOTC__GEMM_VECTOR 1
 #if defined(AOTC_GEMM_SAME_ORDER)
 #define AOTC__GEMV_AVX2 1 /* the matrix-vector kernels in AVX2's lanes and order */
@@ -92,6 +93,7 @@
 #define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) aotc__hsum_pd256(v)
+#define AOTC__VREG_CONSTRAINT "+x"
 #define AOTC__GEMM_VECTOR 1
 #define AOTC__GEMV_AVX2 1
 #elif defined(AOTC_HAVE_NEON)
@@ -117,6 +119,7 @@
 #define AOTC__SV_FMAS(a, b, c) fmaf((a), (b), (c))
 #define AOTC__DV_FMAS(a, b, c) fma((a), (b), (c))
 #define AOTC__DV_REDUCE(v) vaddvq_f64(v)
+#define AOTC__VREG_CONSTRAINT "+w"
 #define AOTC__GEMM_VECTOR 1
 #endif
 
@@ -160,15 +163,40 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
 #endif
 
 /* ---- micro-kernels -------------------------------------------------------- */
+/* AOTC__KEEP(v): v stays in a register.  The tiles' B vectors are loaded once per k and
+ * used by every row; in a tile of few rows gcc 12 instead folds the load into each
+ * row's FMA as a memory operand, and the tile becomes bound by loads (Zen 3: a 4-row
+ * tile slower than a 6-row one).  An empty asm statement with the value as a register
+ * operand keeps it loaded; it emits no instruction and changes no value. */
+#if defined(__GNUC__) && defined(AOTC__VREG_CONSTRAINT)
+#define AOTC__KEEP(v) __asm__("" : AOTC__VREG_CONSTRAINT(v))
+#else
+#define AOTC__KEEP(v) ((void)0)
+#endif
 /* kernel(kc, a, b, c, ldc, accumulate):
  *   for i < MR, j < NR:  c[i*ldc + j] (+)= sum_k a[k*MR + i] * b[k*NR + j]
  * a and b are packed panels (b 64-byte aligned); c is any row-major tile. */
 
-#define AOTC__REP4(M, P) M(0, P) M(1, P) M(2, P) M(3, P)
-#define AOTC__REP6(M, P) AOTC__REP4(M, P) M(4, P) M(5, P)
-#define AOTC__REP8(M, P) AOTC__REP6(M, P) M(6, P) M(7, P)
-#define AOTC__REP12(M, P) AOTC__REP8(M, P) M(8, P) M(9, P) M(10, P) M(11, P)
+#define AOTC__REP2(M, P) M(0, P) M(1, P)
+#define AOTC__REP3(M, P) AOTC__REP2(M, P) M(2, P)
+#define AOTC__REP4(M, P) AOTC__REP3(M, P) M(3, P)
+#define AOTC__REP5(M, P) AOTC__REP4(M, P) M(4, P)
+#define AOTC__REP6(M, P) AOTC__REP5(M, P) M(5, P)
+#define AOTC__REP7(M, P) AOTC__REP6(M, P) M(6, P)
+#define AOTC__REP8(M, P) AOTC__REP7(M, P) M(7, P)
+#define AOTC__REP9(M, P) AOTC__REP8(M, P) M(8, P)
+#define AOTC__REP10(M, P) AOTC__REP9(M, P) M(9, P)
+#define AOTC__REP11(M, P) AOTC__REP10(M, P) M(10, P)
+#define AOTC__REP12(M, P) AOTC__REP11(M, P) M(11, P)
 #define AOTC__REP14(M, P) AOTC__REP12(M, P) M(12, P) M(13, P)
+/* The short tiles' heights for each MR: (MR+1)/2 .. MR-1 (see aotc__tile_rows). */
+#define AOTC__SHORT_4(X, A, B, C, D) X(A, B, C, D, 2) X(A, B, C, D, 3)
+#define AOTC__SHORT_6(X, A, B, C, D) X(A, B, C, D, 3) X(A, B, C, D, 4) X(A, B, C, D, 5)
+#define AOTC__SHORT_12(X, A, B, C, D)                                          \
+  X(A, B, C, D, 6) X(A, B, C, D, 7) X(A, B, C, D, 8) X(A, B, C, D, 9) X(A, B, C, D, 10) \
+  X(A, B, C, D, 11)
+#define AOTC__SHORT_ROWS_(mr) AOTC__SHORT_##mr
+#define AOTC__SHORT_ROWS(mr) AOTC__SHORT_ROWS_(mr)
 #define AOTC__REPN_(n) AOTC__REP##n
 #define AOTC__REPN(n) AOTC__REPN_(n)
 
@@ -202,6 +230,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       P##_T b0 = P##_LOAD(b);                                                          \
       P##_T b1 = P##_LOAD(b + P##_L);                                                  \
+      AOTC__KEEP(b0);                                                                  \
+      AOTC__KEEP(b1);                                                                  \
       AOTC__REPN(MR)(AOTC__K_FMA, P)                                                   \
       a += MR;                                                                         \
       b += 2 * P##_L;                                                                  \
@@ -227,6 +257,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       P##_T b0 = P##_LOAD(b);                                                          \
       P##_T b1 = P##_LOAD(b + P##_L);                                                  \
+      AOTC__KEEP(b0);                                                                  \
+      AOTC__KEEP(b1);                                                                  \
       AOTC__REPN(MR)(AOTC__K_FMA_ROWS, P)                                              \
       b += 2 * P##_L;                                                                  \
     }                                                                                  \
@@ -243,6 +275,8 @@ AOTC_INLINE double aotc__hsum_pd256(__m256d v) {
     for (int64_t k = 0; k < kc; ++k) {                                                 \
       P##_T b0 = P##_LOADU(b);                                                         \
       P##_T b1 = P##_LOADU(b + P##_L);                                                 \
+      AOTC__KEEP(b0);                                                                  \
+      AOTC__KEEP(b1);                                                                  \
       AOTC__REPN(MR)(AOTC__K_FMA_ROWS, P)                                              \
       b += ldb;                                                                        \
     }                                                                                  \
@@ -254,6 +288,11 @@ AOTC__DEF_VKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC__DV, AOTC_DGEMM_MR)
 AOTC__DEF_VKERNEL_DIRECT(aotc__sgemm_kernel_direct, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__DEF_VKERNEL_DIRECT(aotc__dgemm_kernel_direct, double, AOTC__DV, AOTC_DGEMM_MR)
+#define AOTC__DEF_SHORT(X, NAME, T, P, n) X(NAME##_##n, T, P, n)
+AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_ROWS, aotc__sgemm_kernel_rows, float, AOTC__SV)
+AOTC__SHORT_ROWS(AOTC_DGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_ROWS, aotc__dgemm_kernel_rows, double, AOTC__DV)
+AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_DIRECT, aotc__sgemm_kernel_direct, float, AOTC__SV)
+AOTC__SHORT_ROWS(AOTC_DGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_DIRECT, aotc__dgemm_kernel_direct, double, AOTC__DV)
 AOTC_STATIC_ASSERT(AOTC_SGEMM_NR == 2 * AOTC__SV_L, "sgemm tile is two vectors wide");
 AOTC_STATIC_ASSERT(AOTC_DGEMM_NR == 2 * AOTC__DV_L, "dgemm tile is two vectors wide");
 #else
@@ -324,7 +363,60 @@ AOTC__DEF_SKERNEL_ROWS(aotc__sgemm_kernel_rows, float, AOTC_SGEMM_MR, AOTC_SGEMM
 AOTC__DEF_SKERNEL_ROWS(aotc__dgemm_kernel_rows, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
 AOTC__DEF_SKERNEL_DIRECT(aotc__sgemm_kernel_direct, float, AOTC_SGEMM_MR, AOTC_SGEMM_NR)
 AOTC__DEF_SKERNEL_DIRECT(aotc__dgemm_kernel_direct, double, AOTC_DGEMM_MR, AOTC_DGEMM_NR)
+/* short tiles: the portable kernels take (rows, NR) */
+#define AOTC__DEF_SHORT(X, NAME, T, NR, n) X(NAME##_##n, T, n, NR)
+AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_SKERNEL_ROWS, aotc__sgemm_kernel_rows, float, AOTC_SGEMM_NR)
+AOTC__SHORT_ROWS(AOTC_DGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_SKERNEL_ROWS, aotc__dgemm_kernel_rows, double, AOTC_DGEMM_NR)
+AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_SKERNEL_DIRECT, aotc__sgemm_kernel_direct, float, AOTC_SGEMM_NR)
+AOTC__SHORT_ROWS(AOTC_DGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_SKERNEL_DIRECT, aotc__dgemm_kernel_direct, double, AOTC_DGEMM_NR)
 #endif
+
+/* A tile of `rows` rows, MR or one of the short ones, with A read in place (_rows) or
+ * A and B read in place (_direct).  Each element of C sees the same products in the
+ * same order whatever the tile's height: the same bits. */
+#define AOTC__CASE_ROWS(X, NAME, T, P, n) \
+  case n:                                 \
+    NAME##_##n(kc, a, lda, b, c, ldc, accumulate); \
+    return;
+#define AOTC__CASE_DIRECT(X, NAME, T, P, n) \
+  case n:                                   \
+    NAME##_##n(kc, a, lda, b, ldb, c, ldc, accumulate); \
+    return;
+#define AOTC__DEF_TILE_N(NAME, T, MR)                                                       \
+  AOTC_INTERNAL void NAME##_rows_n(int64_t rows, int64_t kc, const T* AOTC_RESTRICT a,      \
+                                   int64_t lda, const T* AOTC_RESTRICT b,                   \
+                                   T* AOTC_RESTRICT c, int64_t ldc, int accumulate) {       \
+    switch (rows) {                                                                         \
+      AOTC__SHORT_ROWS(MR)(AOTC__CASE_ROWS, _, NAME##_rows, T, _)                           \
+      default:                                                                              \
+        NAME##_rows(kc, a, lda, b, c, ldc, accumulate);                                     \
+    }                                                                                       \
+  }                                                                                         \
+  AOTC_INTERNAL void NAME##_direct_n(int64_t rows, int64_t kc, const T* AOTC_RESTRICT a,    \
+                                     int64_t lda, const T* AOTC_RESTRICT b, int64_t ldb,    \
+                                     T* AOTC_RESTRICT c, int64_t ldc, int accumulate) {     \
+    switch (rows) {                                                                         \
+      AOTC__SHORT_ROWS(MR)(AOTC__CASE_DIRECT, _, NAME##_direct, T, _)                       \
+      default:                                                                              \
+        NAME##_direct(kc, a, lda, b, ldb, c, ldc, accumulate);                              \
+    }                                                                                       \
+  }
+AOTC__DEF_TILE_N(aotc__sgemm_kernel, float, AOTC_SGEMM_MR)
+AOTC__DEF_TILE_N(aotc__dgemm_kernel, double, AOTC_DGEMM_MR)
+
+/* Rows of the next row tile of a block with `left` rows to go, for the kernels that
+ * read A in place: whole MR tiles, and a last tile of the r = left % MR rows left
+ * when r >= (MR+1)/2; a shorter rest is taken with the last whole tile as two
+ * tiles of about (MR+r)/2 rows.  A tile of r < MR rows is computed by a kernel of
+ * r rows, so no row is computed in vain (a 2-row rest through a 6-row tile and an
+ * edge copy cost a Zen 3 more than a whole tile: 128x256x256, 86 -> 90 GFLOP/s).
+ * A block of fewer than (MR+1)/2 rows is packed and computed as one MR tile. */
+#define AOTC__SHORT_MIN(MR) (((MR) + 1) / 2)
+AOTC_INTERNAL int64_t aotc__tile_rows(int64_t left, int64_t MR) {
+  if (left >= 2 * MR || left == MR) return MR;
+  if (left > MR) return left - MR >= AOTC__SHORT_MIN(MR) ? MR : left - left / 2;
+  return left;
+}
 
 /* ---- matrix-vector shapes (M == 1 or N == 1) ------------------------------ */
 /* Packing would read the matrix twice and pad the vector to a whole tile, so
@@ -579,8 +671,9 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
  * deeper than 256 with rows more than 256 bytes apart: a panel of kc rows spread over
  * that many lines no longer stays in cache beside the tile's rows of A (Zen 3,
  * 128x1024x256: 67 GFLOP/s in place against 77 packed; with B 32 wide, as in a 3x3
- * convolution to 32 features, 112x1152x32: 91 in place against 81 packed).  Rows past the last
- * whole tile are copied, zero-padded, into the scratch as rows of kc elements. */
+ * convolution to 32 features, 112x1152x32: 91 in place against 81 packed).  A is read in
+ * place too, in the row tiles of aotc__tile_rows; a product of fewer than (MR+1)/2 rows
+ * copies them, zero-padded, into the scratch as rows of kc elements. */
 /* the rows up to which the blocked path packs B a panel at a time (the planner's
  * scratch sizes assume it: runtime_c/__init__.py, GEMM_PANEL_B_MAX_M) */
 #define AOTC__GEMM_PANEL_B_MAX_M 192
@@ -594,30 +687,33 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
                                      int64_t ldc, void* scratch) {                          \
     T* rows = (T*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);                             \
     AOTC_ALIGNAS(AOTC_ALIGNMENT) T edge[P##_MR * P##_NR];                                  \
-    const int64_t mfull = M / P##_MR * P##_MR;                                             \
+    /* every row in place (aotc__tile_rows), or fewer than (MR+1)/2 rows copied */          \
+    const int64_t mfull = M >= AOTC__SHORT_MIN(P##_MR) ? M : 0;                              \
+    const int64_t tiles = (mfull + P##_MR - 1) / P##_MR;                                     \
     for (int64_t pc = 0; pc < K; pc += P##_KC) {                                           \
       const int64_t kc = K - pc < P##_KC ? K - pc : P##_KC;                                \
       const int accumulate = pc > 0;                                                       \
-      const int64_t pf_step = mfull > 0 ? (kc + mfull / P##_MR - 1) / (mfull / P##_MR) : 0; \
-      for (int64_t i = mfull; i < mfull + P##_MR; ++i)                                     \
-        for (int64_t k = 0; k < kc; ++k)                                                   \
-          rows[(i - mfull) * kc + k] = i < M ? A[i * a_rs + pc + k] : 0;                   \
+      const int64_t pf_step = tiles > 0 ? (kc + tiles - 1) / tiles : 0;                    \
+      for (int64_t i = 0; mfull < M && i < P##_MR; ++i)                                    \
+        for (int64_t k = 0; k < kc; ++k) rows[i * kc + k] = i < M ? A[i * a_rs + pc + k] : 0; \
       for (int64_t jr = 0; jr < N; jr += P##_NR) {                                         \
         const T* bpanel = B + pc * b_rs + jr;                                              \
-        for (int64_t ir = 0; ir < mfull; ir += P##_MR) {                                   \
+        int64_t mr = 0;                                                                    \
+        for (int64_t ir = 0, t = 0; ir < mfull; ir += mr, ++t) {                           \
+          mr = aotc__tile_rows(mfull - ir, P##_MR);                                        \
           if (jr + P##_NR < N) { /* the next panel's rows, a share per tile (see below) */  \
-            const int64_t k0 = ir / P##_MR * pf_step;                                      \
+            const int64_t k0 = t * pf_step;                                                \
             const int64_t k1 = k0 + pf_step < kc ? k0 + pf_step : kc;                      \
             for (int64_t k = k0; k < k1; ++k) {                                            \
               AOTC_PREFETCH_R(bpanel + P##_NR + k * b_rs);                                 \
               AOTC_PREFETCH_R(bpanel + P##_NR + k * b_rs + P##_NR - 1);                    \
             }                                                                              \
           }                                                                                \
-          DIRECT_KERNEL(kc, A + ir * a_rs + pc, a_rs, bpanel, b_rs, C + ir * ldc + jr, ldc, \
-                        accumulate);                                                       \
+          DIRECT_KERNEL(mr, kc, A + ir * a_rs + pc, a_rs, bpanel, b_rs, C + ir * ldc + jr, \
+                        ldc, accumulate);                                                  \
         }                                                                                  \
         if (mfull < M) {                                                                   \
-          DIRECT_KERNEL(kc, rows, kc, bpanel, b_rs, edge, P##_NR, 0);                      \
+          DIRECT_KERNEL(P##_MR, kc, rows, kc, bpanel, b_rs, edge, P##_NR, 0);              \
           T* ctile = C + mfull * ldc + jr;                                                 \
           for (int64_t i = 0; i < M - mfull; ++i)                                          \
             for (int64_t j = 0; j < P##_NR; ++j)                                           \
@@ -627,8 +723,8 @@ AOTC__DEF_GEMV_DISPATCH(aotc_dgemm, double)
       }                                                                                    \
     }                                                                                      \
   }
-AOTC__DEF_GEMM_DIRECT(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel_direct)
-AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct)
+AOTC__DEF_GEMM_DIRECT(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel_direct_n)
+AOTC__DEF_GEMM_DIRECT(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel_direct_n)
 
 /* The B panel the blocked loops below pack after panel jr of block (jc, pc): the next
  * panel of the block, else the first of the next K block, else of the next column block
@@ -740,11 +836,10 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
           NAME##_pack_b(kc, nc, B + pc * b_rs + jc * b_cs, b_rs, b_cs, bp);                \
         for (int64_t ic = 0; ic < M; ic += mcb) {                                          \
           const int64_t mc = M - ic < mcb ? M - ic : mcb;                                  \
-          /* row-major A: full tiles read A in place, only a last partial panel is packed */ \
-          const int64_t direct = a_cs == 1 ? mc / P##_MR * P##_MR : 0;                     \
-          if (direct < mc)                                                                 \
-            NAME##_pack_a(mc - direct, kc, A + (ic + direct) * a_rs + pc * a_cs, a_rs, a_cs, \
-                          ap);                                                             \
+          /* row-major A is read in place (aotc__tile_rows), but for a block of fewer than \
+           * (MR+1)/2 rows, packed as one partial panel */                                 \
+          const int in_place = a_cs == 1 && mc >= AOTC__SHORT_MIN(P##_MR);                  \
+          if (!in_place) NAME##_pack_a(mc, kc, A + ic * a_rs + pc * a_cs, a_rs, a_cs, ap);  \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
             if (by_panel && !own)                                                          \
@@ -760,28 +855,29 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
             const int64_t tiles = (mc + P##_MR - 1) / P##_MR;                               \
             const int64_t pf_step = (next.rows + tiles - 1) / tiles;                         \
             const int64_t pf_last = next.width - 1;                                         \
-            for (int64_t ir = 0; ir < mc; ir += P##_MR) {                                  \
+            int64_t mr = 0;                                                                \
+            for (int64_t ir = 0, t = 0; ir < mc; ir += mr, ++t) {                          \
+              mr = in_place ? aotc__tile_rows(mc - ir, P##_MR)                             \
+                            : (mc - ir < P##_MR ? mc - ir : P##_MR);                       \
               if (bnext) {                                                                 \
-                const int64_t k0 = ir / P##_MR * pf_step;                                  \
+                const int64_t k0 = t * pf_step;                                            \
                 const int64_t k1 = k0 + pf_step < next.rows ? k0 + pf_step : next.rows;    \
                 for (int64_t k = k0; k < k1; ++k) {                                        \
                   AOTC_PREFETCH_R(bnext + k * b_rs);                                       \
                   AOTC_PREFETCH_R(bnext + k * b_rs + pf_last);                             \
                 }                                                                          \
               }                                                                            \
-              const int64_t mr = mc - ir < P##_MR ? mc - ir : P##_MR;                      \
-              /* rows [0, direct) of the block in place, the rest from the packed panel */  \
-              const T* apanel = ir < direct ? ap : ap + (ir - direct) * kc;                \
-              const T* arows = ir < direct ? A + (ic + ir) * a_rs + pc : A;                \
+              const T* apanel = ap + ir * kc;                                              \
+              const T* arows = A + (ic + ir) * a_rs + pc;                                  \
               T* ctile = C + (ic + ir) * ldc + jc + jr;                                    \
-              if (mr == P##_MR && nr == P##_NR) {                                          \
-                if (ir < direct)                                                           \
-                  ROWS_KERNEL(kc, arows, a_rs, bpanel, ctile, ldc, accumulate);            \
+              if ((in_place || mr == P##_MR) && nr == P##_NR) {                            \
+                if (in_place)                                                              \
+                  ROWS_KERNEL(mr, kc, arows, a_rs, bpanel, ctile, ldc, accumulate);        \
                 else                                                                       \
                   KERNEL(kc, apanel, bpanel, ctile, ldc, accumulate);                      \
               } else {                                                                     \
-                if (ir < direct)                                                           \
-                  ROWS_KERNEL(kc, arows, a_rs, bpanel, edge, P##_NR, 0);                   \
+                if (in_place)                                                              \
+                  ROWS_KERNEL(mr, kc, arows, a_rs, bpanel, edge, P##_NR, 0);               \
                 else                                                                       \
                   KERNEL(kc, apanel, bpanel, edge, P##_NR, 0);                             \
                 for (int64_t i = 0; i < mr; ++i)                                           \
@@ -805,8 +901,8 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
     NAME##_blocked(M, N, K, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, scratch);                \
   }
 
-AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel, aotc__sgemm_kernel_rows)
-AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel, aotc__dgemm_kernel_rows)
+AOTC__DEF_GEMM(aotc_sgemm, float, AOTC_SGEMM, aotc__sgemm_kernel, aotc__sgemm_kernel_rows_n)
+AOTC__DEF_GEMM(aotc_dgemm, double, AOTC_DGEMM, aotc__dgemm_kernel, aotc__dgemm_kernel_rows_n)
 
 /* One of `parts` slices of a GEMM (see aotc_gemm.h): the longer of M and N is cut into
  * contiguous, tile-aligned ranges (cutting N duplicates the packing of A in

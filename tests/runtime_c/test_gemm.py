@@ -376,6 +376,33 @@ def test_b_of_one_aligned_panel_gives_the_bits_of_packed_b(gemm_rt, n):
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
+@pytest.mark.parametrize("n", [40, 64])
+def test_short_row_tiles_give_the_bits_of_packed_a(gemm_rt, n):
+    """Every remainder of M over the register tile's rows (1 to 27 rows: MR 4, 6 and 12
+    leave each remainder with zero, one and two whole tiles) runs through the short
+    tiles of aotc__tile_rows when A is read in place: the bits of A packed into whole
+    tiles, with B in place (64 columns) or packed with a partial panel (40), over two
+    K blocks."""
+    k = 600
+    rng = np.random.default_rng(21)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    for dtype, fn in ((np.float32, lib.aotc_sgemm), (np.float64, lib.aotc_dgemm)):
+        ct = "float*" if dtype == np.float32 else "double*"
+        b = rng.standard_normal((k, n)).astype(dtype)
+        for m in range(1, 28):
+            a = rng.standard_normal((m, k)).astype(dtype)
+            at = np.ascontiguousarray(a.T)
+            outs = []
+            for buf, rs, cs in ((a, k, 1), (at, 1, m)):
+                c = np.full((m, n + 3), np.nan, dtype)
+                fn(m, n, k, ffi.cast(ct, buf.ctypes.data), rs, cs, ffi.cast(ct, b.ctypes.data), n, 1,
+                   ffi.cast(ct, c.ctypes.data), n + 3, ffi.from_buffer(aligned_scratch()))
+                outs.append(c)
+            np.testing.assert_allclose(outs[0][:, :n], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+            assert np.isnan(outs[0][:, n:]).all(), m
+            assert outs[0].tobytes() == outs[1].tobytes(), m
+
+
 @pytest.mark.parametrize("mnk", [(128, 256, 256), (61, 64, 700), (7, 32, 300), (192, 96, 513), (13, 256, 1024),
                                  (2, 64, 40)])
 def test_b_in_place_gives_the_bits_of_packed_b(gemm_rt, mnk):
