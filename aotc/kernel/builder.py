@@ -16,6 +16,7 @@ from ..hlo.dtypes import DTYPES, DType
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, ShapeError, row_major_strides
 from . import ir as K
+from .simplify import Range, bounds, simplify
 from ..hlo.opcodes import Op
 
 F32 = DTYPES["f32"]
@@ -121,6 +122,8 @@ class KernelBuilder:
         self._open: list[tuple] = []  # per open block: (kind, data)
         self._scopes: list[dict] = [{}]
         self._used: set[str] = set()
+        self._mutable: set[str] = set()  # locals that may be assigned (`local`, `assign`)
+        self._ranges: dict[str, Range] = {}  # inclusive bounds of loop variables and index locals
         # set by the kernel assembler
         self.scalar_function: Callable[[str], str] | None = None  # computation -> function name
         self.subprogram: Callable[[str], object] | None = None  # computation -> lowered Program
@@ -166,6 +169,8 @@ class KernelBuilder:
 
     # ---- statements
     def emit(self, s: K.Stmt) -> None:
+        if isinstance(s, (K.Decl, K.Assign)):
+            self._mutable.add(s.var.name)
         self._blocks[-1].append(s)
 
     def fresh(self, base: str) -> str:
@@ -177,12 +182,34 @@ class KernelBuilder:
         return name
 
     def let(self, value: K.Expr, base: str = "t") -> K.Expr:
-        """`value` bound to a new local (atomic values are returned as they are)."""
+        """`value` bound to a new local (atomic values are returned as they are). An index
+        value already bound where this statement is (an open block's earlier `let`) is
+        that local: two reads of one element through the same reshape then have the same
+        index, so the element is computed once (`value` finds it)."""
+        key = None
+        if not isinstance(value, _ATOMIC) and self._pure_index(value):
+            value = simplify(value, self._ranges)  # l % 512 of an l below 512 is l
+            key = ("let", value)
         if isinstance(value, _ATOMIC):
             return value
+        if key is not None:
+            for scope in reversed(self._scopes):
+                if key in scope:
+                    return scope[key]
         v = K.Var(self.fresh(base), value.ty)
         self.emit(K.Let(v, value))
+        if key is not None:
+            self._scopes[-1][key] = v
+            r = bounds(value, self._ranges)
+            if r is not None:
+                self._ranges[v.name] = r
         return v
+
+    def _pure_index(self, value: K.Expr) -> bool:
+        """An index computed from loop variables, constants and immutable locals only."""
+        return value.ty == K.INDEX and all(
+            isinstance(n, (K.Const, K.Binary, K.Unary, K.Cast)) or isinstance(n, K.Var) and n.name not in self._mutable
+            for n in K.nodes(value))
 
     def local(self, ty: DType, init: K.Expr | None, base: str) -> K.Var:
         """A mutable local (accumulator)."""
@@ -205,6 +232,11 @@ class KernelBuilder:
         """Open `for (var = start; var < n; var += step)`; closed by `close()`."""
         self._used.add(var)
         v = K.Var(var)
+        lo, hi = K.lift(start), K.lift(n)
+        if isinstance(lo, K.Const) and isinstance(hi, K.Const) and hi.value > lo.value:
+            self._ranges[var] = (lo.value, hi.value - 1)
+        else:
+            self._ranges.pop(var, None)
         self._push("loop", (v, K.lift(start), K.lift(n), step, frozenset(marks)))
         return v
 

@@ -37,11 +37,13 @@ def _in_row(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
     for mi, m in enumerate(body):
         if not (isinstance(m, K.Loop) and _innermost(m) and m.trip > 0 and m.start == K.Const(0)):
             continue
+        # the row's own index locals, read by the fold and the map alike (a reshape's row)
+        row_lets = tuple(s for s in body[:mi] if isinstance(s, K.Let) and s.var.ty == K.INDEX)
         for let in [s for s in m.body if isinstance(s, K.Let) and s.var.ty == F32 and _costly(s.value)]:
-            want = _canon(_inline(let.value, m.body), {m.var.name})
+            want = _canon(_inline(let.value, row_lets + m.body), {m.var.name})
             if want is None:
                 continue
-            sites = _fold_sites(body[:mi], want, m.trip)
+            sites = _fold_sites(body[:mi], want, m.trip, row_lets)
             if sites is None:
                 continue
             row = K.Buf(_fresh(body, "row_" + let.var.name), F32, m.trip)
@@ -122,7 +124,7 @@ def _drop_dead(body: tuple[K.Stmt, ...]) -> tuple[K.Stmt, ...]:
         out = [s for i, s in enumerate(out) if i not in dead]
 
 
-def _fold_sites(before, want: K.Expr, n: int):
+def _fold_sites(before, want: K.Expr, n: int, row_lets: tuple[K.Let, ...]):
     """Where folds before the map compute `want`: (statement index, loop path, Let), covering
     positions [0, n) exactly once; None if not found."""
     sites, covered = [], 0
@@ -132,7 +134,7 @@ def _fold_sites(before, want: K.Expr, n: int):
         for path, inner, pos_vars, lo, hi in _leaf_loops(s):
             for let in inner.body:
                 if isinstance(let, K.Let) and let.var.ty == F32:
-                    got = _canon(_inline(let.value, inner.body), pos_vars)
+                    got = _canon(_inline(let.value, row_lets + inner.body), pos_vars)
                     if got is not None and got == want:
                         sites.append((i, path, let))
                         covered += hi - lo
