@@ -13,6 +13,7 @@ from .parallel import collapse_outer, split_range, worth_threads
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
+from .transpose import tile_transposes
 from .tabulate import tabulate_columns
 from .unswitch import unswitch_invariant_branches
 from .contract import contract_multiply_adds
@@ -21,6 +22,7 @@ from .vectorize import mark_simd
 KERNEL_PASSES = (
     ("dce", remove_unused_values),      # values nothing reads (builders may compute eagerly)
     ("simplify", simplify_indices),     # affine index arithmetic in simplest form
+    ("transpose", tile_transposes),     # a copy reading down columns: 8 x 8 tiles (aotc_tr_f32)
     ("strength", pick_constant_bounds), # max/min with a normal constant as one compare-and-pick
     ("hoist", hoist_invariants),        # loop-invariant values and folds computed once, before their loop
     ("collapse", collapse_outer),       # threaded kernels: merge parallel outer loops ([1,H,W,C] over H*W)

@@ -40,6 +40,8 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_schur.c",  # real Schur form: Hessenberg, Francis double-shift QR (optional part "linalg")
     "aotc_lowp.h",  # bf16 and s8 GEMM declarations (optional part "lowp")
     "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot / vpmaddwd GEMMs and their portable paths (optional part "lowp")
+    "aotc_transpose.h",  # strided 2-D transpose of 32-bit elements (optional part "transpose")
+    "aotc_transpose.c",  # its 8 x 8 tiles (optional part "transpose")
 )
 
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
@@ -50,6 +52,7 @@ OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
     "taps": ("aotc_taps_", ("aotc_taps.h", "aotc_taps.c")),
     "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),
+    "transpose": ("aotc_tr_", ("aotc_transpose.h", "aotc_transpose.c")),
 }
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES
