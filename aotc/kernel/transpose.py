@@ -62,21 +62,33 @@ def _rewrite(top: K.Loop) -> K.Stmt | None:
     row = outer[0]
     v_out, n_out, n_in = row.var, row.stop.value, inner.stop.value
     ldd = tb.get(v_out, 0)
-    if ldd < n_in or n_out < MIN_SIDE or n_in < MIN_SIDE:
+    if n_out < MIN_SIDE or n_in < MIN_SIDE or not _distinct(tb, loops):
         return None
     rest = [lp for lp in loops if lp is not row and lp is not inner]
     base_a = _affine({k: c for k, c in ta.items() if k not in (v_out, v_in)})
     base_b = _affine({k: c for k, c in tb.items() if k not in (v_out, v_in)})
     if n_out % STRIP == 0 and n_out > STRIP:
         t = K.Var(_fresh(top, "strip"))
-        call = _call(K.Const(STRIP), n_in, src, base_a + t * STRIP, lds, dst, base_b + t * (STRIP * ldd), ldd)
+        call = _call(STRIP, n_in, src, base_a + t * STRIP, lds, dst, base_b + t * (STRIP * ldd), ldd)
         body: tuple[K.Stmt, ...] = (K.Loop(t, K.Const(0), K.Const(n_out // STRIP), (call,), 1,
                                            frozenset({K.PARALLEL})),)
     else:
-        body = (_call(K.Const(n_out), n_in, src, base_a, lds, dst, base_b, ldd),)
+        body = (_call(n_out, n_in, src, base_a, lds, dst, base_b, ldd),)
     for lp in reversed(rest):
         body = (K.Loop(lp.var, lp.start, lp.stop, body, lp.step, lp.marks - {K.VECTOR}),)
     return body[0]
+
+
+def _distinct(t: dict[K.Expr, int], loops: list[K.Loop]) -> bool:
+    """Whether the store writes a different element on every trip of the nest (so the
+    calls, and threads sharing their strips, may write in any order): the coefficients,
+    smallest first, each step past everything the smaller ones reach."""
+    reach = 0
+    for c, n in sorted((t.get(lp.var, 0), lp.stop.value) for lp in loops if lp.stop.value > 1):
+        if c <= reach:
+            return False
+        reach += c * (n - 1)
+    return True
 
 
 def _plain(lp: K.Loop) -> bool:
@@ -114,11 +126,10 @@ def _affine(t: dict[K.Expr, int]) -> K.Expr:
     return out
 
 
-def _call(rows: K.Expr, n_in: int, src: K.Buf, at_a: K.Expr, lds: int, dst: K.Buf, at_b: K.Expr,
+def _call(rows: int, n_in: int, src: K.Buf, at_a: K.Expr, lds: int, dst: K.Buf, at_b: K.Expr,
           ldd: int) -> K.CallStmt:
-    work = rows.value * n_in if isinstance(rows, K.Const) else n_in
-    return K.CallStmt("aotc_tr_f32", (rows, K.Const(n_in), K.Ptr(src, at_a), K.Const(lds), K.Ptr(dst, at_b),
-                                      K.Const(ldd)), work)
+    return K.CallStmt("aotc_tr_f32", (K.Const(rows), K.Const(n_in), K.Ptr(src, at_a), K.Const(lds),
+                                      K.Ptr(dst, at_b), K.Const(ldd)), rows * n_in)
 
 
 def _fresh(top: K.Loop, base: str) -> str:

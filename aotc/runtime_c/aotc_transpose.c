@@ -35,7 +35,9 @@ AOTC_INLINE void aotc__tr_tile8(const float* src, int64_t lds, float* dst, int64
 }
 #endif
 
-/* rows x cols elements one by one (the edges of the tiles) */
+/* rows x cols elements one by one (the edges of the tiles).  Kept out of line: inlined
+ * with constant sizes, gcc 12 -O2 warns (-Waggressive-loop-optimizations) of an index
+ * overflow in an iteration the loop never reaches. */
 AOTC_INTERNAL AOTC_NOIPA void aotc__tr_edge(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                                             int64_t ldd) {
   for (int64_t r = 0; r < rows; ++r)

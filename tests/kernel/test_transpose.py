@@ -63,7 +63,24 @@ def test_what_is_not_a_tiled_transpose():
         _nest(C * 64 + R, R * 48 + C, src=K.Buf("ints", S32, 1 << 16)),      # not f32
         _nest(C * 64 + R, R * 48 + C, extra=(K.Store(DST, K.Const(0), K.Const(0.0, F32)),)),  # another store
         _nest(C * 64 + R * R, R * 48 + C),                      # not affine
+        _nest(C * 64 + R, R * 40 + C),                          # rows of the output overlap
     ]
     for nest in same:
         body, changed = tile_transposes((nest,))
         assert not changed and body == (nest,)
+
+
+def test_stores_through_an_outer_loop_must_not_overlap():
+    # dst[h*100 + r*48 + c]: the head loop steps less than one head's 64 x 48 block
+    x = K.Var("x", F32)
+    inner = K.Loop(C, K.Const(0), K.Const(48), (K.Let(x, K.Load(SRC, H * 4096 + C * 64 + R)),
+                                                K.Store(DST, H * 100 + R * 48 + C, x)), 1, frozenset({K.PARALLEL}))
+    mid = K.Loop(R, K.Const(0), K.Const(64), (inner,), 1, frozenset({K.PARALLEL}))
+    top = K.Loop(H, K.Const(0), K.Const(4), (mid,), 1, frozenset({K.PARALLEL}))
+    body, changed = tile_transposes((top,))
+    assert not changed and body == (top,)
+    wide = K.Loop(H, K.Const(0), K.Const(4), (K.Loop(R, K.Const(0), K.Const(64), (K.Loop(
+        C, K.Const(0), K.Const(48), (K.Let(x, K.Load(SRC, H * 4096 + C * 64 + R)),
+                                     K.Store(DST, H * 3072 + R * 48 + C, x)), 1, frozenset({K.PARALLEL})),), 1,
+        frozenset({K.PARALLEL})),), 1, frozenset({K.PARALLEL}))
+    assert tile_transposes((wide,))[1]  # one block per head: tiled
