@@ -121,7 +121,7 @@ class KernelBuilder:
         self._blocks: list[list[K.Stmt]] = [[]]
         self._open: list[tuple] = []  # per open block: (kind, data)
         self._scopes: list[dict] = [{}]
-        self._used: set[str] = set()
+        self._used: set[str] = {"lo", "hi"}  # a threaded kernel's range (kernel/parallel.py)
         self._mutable: set[str] = set()  # locals that may be assigned (`local`, `assign`)
         self._ranges: dict[str, Range] = {}  # inclusive bounds of loop variables and index locals
         # set by the kernel assembler

@@ -5,10 +5,16 @@ when the kernel's work pays for the threads.
 
 The chosen loop runs over `[lo, hi)`, parameters of the kernel; the serial call passes
 `[0, trip)`. Results do not depend on how the range is split.
+
+A parallel loop's body may read RANGE_START, the first iteration the running call
+executes: work each call does once for all its iterations (weights packed into that
+iteration's scratch, ops/conv_taps.py) is done when the loop variable equals it. A kernel
+run whole reads the loop's start there.
 """
 from __future__ import annotations
 
 from . import ir as K
+from .simplify import simplify_indices
 
 # kernels doing less work than this (in innermost statements executed) run on the calling thread
 PARALLEL_MIN_WORK = 1 << 15
@@ -16,6 +22,7 @@ PARALLEL_MIN_WORK = 1 << 15
 COLLAPSE_UNTIL = 256
 
 LO, HI = K.Var("lo"), K.Var("hi")
+RANGE_START = LO
 
 
 def collapse_outer(body: tuple[K.Stmt, ...]) -> tuple[tuple[K.Stmt, ...], bool]:
@@ -54,11 +61,18 @@ def split_range(body: tuple[K.Stmt, ...], threaded_ok: bool) -> tuple[tuple[K.St
     (0: the kernel runs whole on the calling thread)."""
     loop = _outer(body)
     if not threaded_ok or loop is None or loop.trip < 2 or loop.step != 1 or loop.start != K.Const(0):
-        return body, 0
+        return _whole(body, loop), 0
     if work(body) < PARALLEL_MIN_WORK:
-        return body, 0
+        return _whole(body, loop), 0
     ranged = K.Loop(loop.var, LO, HI, loop.body, 1, loop.marks)
     return tuple(ranged if s is loop else s for s in body), loop.trip
+
+
+def _whole(body: tuple[K.Stmt, ...], loop: K.Loop | None) -> tuple[K.Stmt, ...]:
+    """A body run by one call: RANGE_START is where its parallel loop starts (0 as built)."""
+    start = loop.start if loop is not None else K.Const(0)
+    whole = substitute(body, {RANGE_START.name: start})
+    return body if whole == body else simplify_indices(whole)[0]
 
 
 def _nest(loop: K.Loop):

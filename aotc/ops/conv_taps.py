@@ -23,6 +23,7 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, row_major_strides
 from ..kernel import ir as K
+from ..kernel.parallel import RANGE_START
 from .dot import GEMM_PARTS, THREADED_MACS
 from .window import ConvDims
 
@@ -134,8 +135,8 @@ def chunk_items(kb, ch: K.Expr, items: int, chunks: int) -> K.Expr:
 
 
 def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
-    """Per slice of the blocks (threads split them): the weights packed (every call), then
-    blocks of output rows, each one GEMM over the window positions, then the epilogue on
+    """Per slice of the blocks (threads split them): the weights packed (once per call of the
+    threaded loop), then blocks of output rows, each one GEMM over the window positions, then the epilogue on
     its rows while they are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
@@ -151,15 +152,17 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     Kd = p.KH * p.KW * p.C
     items = p.B * p.blocks
     ch = kb.loop(kb.fresh("chunk"), p.chunks, (K.PARALLEL,)) if p.chunks > 1 else K.Const(0)
-    base = kb.let(ch * p.chunk_bytes, "base")
-    # each slice packs the weights into its own scratch: a call before the threaded loop
-    # would keep the kernel on one thread (kernel/parallel.py)
+    # each call of the threaded loop packs the weights once, at its first chunk, into that
+    # chunk's scratch, and its other chunks read them there: a call before the threaded
+    # loop would keep the kernel on one thread (kernel/parallel.py)
+    first = RANGE_START if p.chunks > 1 else K.Const(0)
     name = kb.fresh("wp")
-    kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, base, elem=F32, byte_view=True)))
+    kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, first * p.chunk_bytes, elem=F32, byte_view=True)))
     packed = K.Buf(name, F32, p.packed_bytes // 4)
-    kb.emit(K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
-                       Kd * p.O // 32))
-    base = kb.let(base + p.packed_bytes, "slice")
+    pack = K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
+                      Kd * p.O // 32)
+    kb.emit(K.If(ch.eq(first), (pack,)) if p.chunks > 1 else pack)
+    base = kb.let(ch * p.chunk_bytes + p.packed_bytes, "slice")
     item = chunk_items(kb, ch, items, p.chunks)
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
     r0 = kb.let(item % p.blocks * p.rows, "r0") if p.blocks > 1 else K.Const(0)

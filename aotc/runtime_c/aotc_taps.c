@@ -45,6 +45,8 @@
       for (int64_t k = 0; k < len; ++k) {                                                       \
         P##_T b0 = P##_LOAD(b);                                                                 \
         P##_T b1 = P##_LOAD(b + P##_L);                                                         \
+        AOTC__KEEP(b0);                                                                         \
+        AOTC__KEEP(b1);                                                                         \
         AOTC__REPN(MR)(AOTC__K_FMA_TAPS, P)                                                     \
         b += 2 * P##_L;                                                                         \
       }                                                                                         \
@@ -52,23 +54,40 @@
     AOTC__REPN(MR)(AOTC__K_STORE, P)                                                            \
   }
 AOTC__DEF_VKERNEL_TAPS(aotc__taps_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
+/* short tiles (aotc__tile_rows): the same kernel body for (MR+1)/2 .. MR-1 rows */
+AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_TAPS, aotc__taps_kernel, float, AOTC__SV)
+#define AOTC__CASE_TAPS(X, NAME, T, P, n)                                 \
+  case n:                                                                 \
+    NAME##_##n(nseg, seg_off, seg_len, rows, b, c, ldc, accumulate);     \
+    return;
+/* a tile of mr rows: MR, or a short tile's height */
+AOTC_INTERNAL void aotc__taps_kernel_n(int64_t mr, int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
+                                       const float* const* rows, const float* AOTC_RESTRICT b,
+                                       float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
+  switch (mr) {
+    AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__CASE_TAPS, _, aotc__taps_kernel, float, _)
+    default:
+      aotc__taps_kernel(nseg, seg_off, seg_len, rows, b, c, ldc, accumulate);
+  }
+}
 #else
-/* the portable kernels' multiply-add (AOTC__PMAD), as aotc__sgemm_kernel_rows does */
-AOTC_INTERNAL void aotc__taps_kernel(int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
-                                     const float* const* rows, const float* AOTC_RESTRICT b,
-                                     float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
+/* the portable kernels' multiply-add (AOTC__PMAD), as aotc__sgemm_kernel_rows does; a
+ * tile of mr <= MR rows (short tiles run the same loop over fewer rows) */
+AOTC_INTERNAL void aotc__taps_kernel_n(int64_t mr, int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
+                                       const float* const* rows, const float* AOTC_RESTRICT b,
+                                       float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
   float acc[AOTC_SGEMM_MR][AOTC_SGEMM_NR];
   for (int i = 0; i < AOTC_SGEMM_MR; ++i)
     for (int j = 0; j < AOTC_SGEMM_NR; ++j) acc[i][j] = 0;
   for (int64_t s = 0; s < nseg; ++s) {
     for (int64_t k = 0; k < seg_len[s]; ++k) {
-      for (int i = 0; i < AOTC_SGEMM_MR; ++i)
+      for (int i = 0; i < mr; ++i)
         for (int j = 0; j < AOTC_SGEMM_NR; ++j)
           acc[i][j] = AOTC__PMAD(float, rows[i][seg_off[s] + k], b[j], acc[i][j]);
       b += AOTC_SGEMM_NR;
     }
   }
-  for (int i = 0; i < AOTC_SGEMM_MR; ++i)
+  for (int i = 0; i < mr; ++i)
     for (int j = 0; j < AOTC_SGEMM_NR; ++j)
       c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
 }
@@ -88,10 +107,16 @@ AOTC_RT_API void aotc_taps_pack_f32(int64_t K, int64_t O, const float* w, float*
     for (int64_t pc = 0; pc < K; pc += AOTC_SGEMM_KC) {
       const int64_t kc = K - pc < AOTC_SGEMM_KC ? K - pc : AOTC_SGEMM_KC;
       float* block = bp + jc * K + ncr * pc;
-      for (int64_t jr = 0; jr < ncr; jr += AOTC_SGEMM_NR)
-        for (int64_t k = 0; k < kc; ++k)
-          for (int64_t j = 0; j < AOTC_SGEMM_NR; ++j)
-            block[jr * kc + k * AOTC_SGEMM_NR + j] = jr + j < nc ? w[(pc + k) * O + jc + jr + j] : 0.0f;
+      for (int64_t jr = 0; jr < ncr; jr += AOTC_SGEMM_NR) {
+        /* the panel's columns, then zeros: two plain copies gcc vectorizes */
+        const int64_t nrr = nc - jr < AOTC_SGEMM_NR ? nc - jr : AOTC_SGEMM_NR;
+        for (int64_t k = 0; k < kc; ++k) {
+          float* dst = block + jr * kc + k * AOTC_SGEMM_NR;
+          const float* src = w + (pc + k) * O + jc + jr;
+          for (int64_t j = 0; j < nrr; ++j) dst[j] = src[j];
+          for (int64_t j = nrr; j < AOTC_SGEMM_NR; ++j) dst[j] = 0.0f;
+        }
+      }
     }
   }
 }
@@ -141,9 +166,13 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
         seg_len[nseg] = len;
         k += len;
       }
-      for (int64_t ir = 0; ir < P; ir += AOTC_SGEMM_MR) {
-        const int64_t mr = P - ir < AOTC_SGEMM_MR ? P - ir : AOTC_SGEMM_MR;
-        for (int64_t i = 0; i < AOTC_SGEMM_MR; ++i) { /* rows past the last pixel repeat it */
+      int64_t mr;
+      for (int64_t ir = 0; ir < P; ir += mr) {
+        /* whole tiles and short ones (aotc__tile_rows), or, for fewer than (MR+1)/2
+         * pixels in all, one whole tile whose rows past the last pixel repeat it */
+        mr = aotc__tile_rows(P - ir, AOTC_SGEMM_MR);
+        const int64_t kr = mr >= AOTC__SHORT_MIN(AOTC_SGEMM_MR) ? mr : AOTC_SGEMM_MR;
+        for (int64_t i = 0; i < kr; ++i) {
           const int64_t p = ir + (i < mr ? i : mr - 1);
           rows[i] = xp + ((p / OW) * Wp + p % OW) * C;
         }
@@ -151,10 +180,10 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
           const int64_t nrr = nc - jr < AOTC_SGEMM_NR ? nc - jr : AOTC_SGEMM_NR;
           const float* bpanel = block + jr * kc;
           float* ctile = y + ir * ldy + jc + jr;
-          if (mr == AOTC_SGEMM_MR && nrr == AOTC_SGEMM_NR) {
-            aotc__taps_kernel(nseg, seg_off, seg_len, rows, bpanel, ctile, ldy, accumulate);
+          if (kr == mr && nrr == AOTC_SGEMM_NR) {
+            aotc__taps_kernel_n(mr, nseg, seg_off, seg_len, rows, bpanel, ctile, ldy, accumulate);
           } else {
-            aotc__taps_kernel(nseg, seg_off, seg_len, rows, bpanel, edge, AOTC_SGEMM_NR, 0);
+            aotc__taps_kernel_n(kr, nseg, seg_off, seg_len, rows, bpanel, edge, AOTC_SGEMM_NR, 0);
             for (int64_t i = 0; i < mr; ++i)
               for (int64_t j = 0; j < nrr; ++j)
                 ctile[i * ldy + j] = accumulate ? ctile[i * ldy + j] + edge[i * AOTC_SGEMM_NR + j]

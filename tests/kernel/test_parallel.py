@@ -5,7 +5,7 @@ from aotc.emit_c.kernel_c import stmts
 from aotc.hlo.dtypes import DTYPES
 from aotc.kernel import ir as K
 from aotc.kernel.passes import run_kernel_passes
-from aotc.kernel.parallel import collapse_outer, split_range, work
+from aotc.kernel.parallel import RANGE_START, collapse_outer, split_range, work
 
 F32 = DTYPES["f32"]
 X, OUT = K.Buf("x", F32), K.Buf("out", F32)
@@ -50,3 +50,30 @@ def test_work_counts_innermost_statements():
     assert work(_nhwc(2, 3, 4, 5)) == 120
     body, outer = split_range(_nhwc(64, 32, 32, 1), True)
     assert outer == 64
+
+
+def _once_per_call(chunks: int, work_per_chunk: int) -> tuple[K.Stmt, ...]:
+    """A chunk loop that prepares its call's table at the call's first chunk (as the taps
+    convolution packs its weights) and reads it in every chunk."""
+    ch = K.Var("chunk")
+    prep = K.CallStmt("prepare", (K.Ptr(OUT, RANGE_START * 8),), 1)
+    use = K.CallStmt("use", (K.Ptr(OUT, RANGE_START * 8), ch), work_per_chunk)
+    return (K.Loop(ch, K.Const(0), K.Const(chunks), (K.If(ch.eq(RANGE_START), (prep,)), use), 1,
+                   frozenset((K.PARALLEL,))),)
+
+
+def test_a_threaded_call_reads_its_own_first_iteration():
+    body, outer = split_range(_once_per_call(4, 1 << 16), True)
+    assert outer == 4
+    text = "\n".join(stmts(body))
+    assert "for (int64_t chunk = lo; chunk < hi; ++chunk)" in text
+    assert "if (chunk == lo)" in text and "use(out + lo * 8, chunk);" in text
+
+
+def test_a_kernel_run_whole_reads_the_loops_start():
+    for body, threaded in ((_once_per_call(4, 1 << 16), False), (_once_per_call(4, 1), True)):
+        whole, outer = split_range(body, threaded)
+        assert outer == 0
+        text = "\n".join(stmts(whole))
+        assert "lo" not in text.replace("for (int64_t chunk = 0", ""), text
+        assert "if (chunk == 0)" in text and "use(out, chunk);" in text, text

@@ -1,7 +1,9 @@
 """Convolutions run as one GEMM over the window positions, with no im2col matrix
 (ops/conv_taps.py, runtime_c/aotc_taps.c), checked against XLA:CPU and, bit for bit,
 against the im2col GEMM they replace: DenseNet's 3x3 convolution to 32 features (three
-K blocks, blocks of output rows with a short last one, split over threads), a batch of
+K blocks, blocks of output rows with a short last one, split over threads) and the same on
+its last block's 7 x 7 pixels (blocks of 14 and 7 pixels: short register tiles), two
+pixels per image (one padded tile, a partial panel), a batch of
 odd sizes with a bias-ReLU epilogue and 40 features (a partial register panel, pixels not
 a multiple of the tile), a 5x5 window with asymmetric and negative padding and 160
 features (two column blocks), and a one-dimensional convolution over a batch.
@@ -62,11 +64,31 @@ ENTRY main {
 }
 """
 
+# DenseNet121's last block: 7 x 7 pixels in blocks of 2 rows (14 and 7 pixels: short row tiles)
+_SMALL = """HloModule taps_small_7x7
+ENTRY main {
+  x = f32[1,7,7,128] parameter(0)
+  w = f32[3,3,128,32] parameter(1)
+  ROOT y = f32[1,7,7,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+"""
+
+# two pixels per image: fewer than a short tile, so one padded tile; 24 features: a partial panel
+_TINY = """HloModule taps_tiny
+ENTRY main {
+  x = f32[2,1,2,16] parameter(0)
+  w = f32[1,3,16,24] parameter(1)
+  ROOT y = f32[2,1,2,24] convolution(x, w), window={size=1x3 pad=0_0x1_1}, dim_labels=b01f_01io->b01f
+}
+"""
+
 CASES = {
     "taps_dense_3x3": (_DENSE, [_normal((1, 28, 28, 128), 1), _normal((3, 3, 128, 32), 2)], SUM),
     "taps_bias_relu": (_BIAS_RELU, [_normal((2, 17, 19, 24), 3), _normal((3, 3, 24, 40), 4), _normal((40,), 5)], SUM),
     "taps_wide_5x5": (_WIDE, [_normal((1, 12, 13, 20), 6), _normal((5, 5, 20, 160), 7)], SUM),
     "taps_conv1d": (_CONV1D, [_normal((3, 50, 32), 8), _normal((7, 32, 48), 9)], SUM),
+    "taps_small_7x7": (_SMALL, [_normal((1, 7, 7, 128), 10), _normal((3, 3, 128, 32), 11)], SUM),
+    "taps_tiny": (_TINY, [_normal((2, 1, 2, 16), 12), _normal((1, 3, 16, 24), 13)], SUM),
 }
 
 
@@ -157,3 +179,29 @@ def test_larger_shares_of_blocks_come_first(tmp_path):
     items, bias, chunks = (int(g) for g in first.groups())
     starts = [(ch * items + bias) // chunks for ch in range(chunks + 1)]
     assert [b - a for a, b in zip(starts, starts[1:])] == [4, 3, 4, 3]
+
+
+@pytest.mark.parametrize("march", ["x86-64", "native"])
+@pytest.mark.parametrize("name", ["taps_small_7x7", "taps_tiny"])
+def test_short_tiles_on_the_portable_and_vector_kernels(name, march, workdir):
+    """Short register tiles (14 and 7 pixels per block) and the padded tile (2 pixels) give XLA's
+    results from the portable kernels (x86-64: no AVX) and the machine's vector kernels, the
+    latter bit for bit as the im2col GEMM (test_same_bits_as_the_im2col_gemm)."""
+    from .conftest import assert_matches, load_case, run_hlo_text
+
+    cmd = ("gcc", "-std=c11", "-O2", f"-march={march}", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC")
+    inputs, expected = load_case(name)
+    got = run_hlo_text(CASES[name][0], inputs, workdir, f"{name}_{march.replace('-', '_')}", build_cmd=cmd)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, CASES[name][2], f"{name} output {k} (-march={march})")
+
+
+@pytest.mark.parametrize("name", ["taps_small_7x7", "taps_tiny"])
+def test_short_tiles_under_sanitizers(name, workdir):
+    """No read or write outside the slices, the packed weights or the output (ASan, UBSan)."""
+    from .conftest import assert_matches, load_case, run_hlo_text_asan
+
+    inputs, expected = load_case(name)
+    got = run_hlo_text_asan(CASES[name][0], inputs, workdir, name)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert_matches(g, e, CASES[name][2], f"{name} output {k} (sanitizers)")
