@@ -115,6 +115,9 @@ class KernelBuilder:
                  rules: Callable[[str], object], constants: dict[str, K.Expr]):
         self.fused = fused  # names of instructions computed inline in this kernel
         self.producers = producers  # name -> instruction (whole computation)
+        # () -> the enclosing computation's instructions, fusions unfolded (set by the kernel
+        # assembler): where a fusion parameter's value came from (ops/bounds.py)
+        self.context: Callable[[], dict[str, Instruction]] | None = None
         self.buffers = buffers  # name -> materialized buffer
         self._rules = rules
         self.scalar_consts = constants  # name -> literal of an inlined scalar constant

@@ -35,7 +35,7 @@ WIDE = "wide"
 INTERLEAVE = "interleave"
 INTERLEAVE_COPIES = 4  # vectors per trip of an `interleave` loop
 # calls and operators whose latency is long enough for interleaving to pay
-LONG_LATENCY_CALLS = frozenset({"aotc_exp_f32", "aotc_tanh_f32", "aotc_logistic_f32", "aotc_log_f32",
+LONG_LATENCY_CALLS = frozenset({"aotc_exp_f32", "aotc_exp_nonpos_f32", "aotc_tanh_f32", "aotc_logistic_f32", "aotc_log_f32",
                                 "aotc_erf_f32", "aotc_sqrt_f32", "aotc_rsqrt_f32"})
 LANES = 8  # the width of a loop not marked `wide`
 WIDE_MIN_TRIP = 32
@@ -43,7 +43,7 @@ WIDE_MULTIPLE = 16  # every width the vocabulary has divides it
 
 # scalar helper -> the name of its vector form in the vocabulary (aotc_v8_exp, aotc_vf_exp)
 VECTOR_CALLS = {
-    "aotc_exp_f32": "exp", "aotc_tanh_f32": "tanh", "aotc_logistic_f32": "logistic", "aotc_log_f32": "log",
+    "aotc_exp_f32": "exp", "aotc_exp_nonpos_f32": "exp_nonpos", "aotc_tanh_f32": "tanh", "aotc_logistic_f32": "logistic", "aotc_log_f32": "log",
     "aotc_erf_f32": "erf", "aotc_max_f32": "max", "aotc_min_f32": "min", "aotc_sqrt_f32": "sqrt",
     "aotc_rsqrt_f32": "rsqrt", "aotc_abs_f32": "abs", "aotc_neg_f32": "neg",
     "aotc_pick_gt_f32": "pick_gt", "aotc_pick_lt_f32": "pick_lt", "aotc_flag_nan_f32": "flag_nan",

@@ -135,6 +135,17 @@ def fused_computation(m: Module, ins: Instruction) -> Computation | None:
     return m.computation(ins.attr("calls")) if ins.opcode == Op.FUSION else None
 
 
+def unfused_instructions(m: Module, comp: Computation) -> dict[str, Instruction]:
+    """The instructions of `comp` by name, each fusion replaced by what it fuses (its root
+    keeps the fusion's name; its parameters are the values named after them)."""
+    out = {i.name: i for i in comp.instructions}
+    for i in comp.instructions:
+        fc = fused_computation(m, i)
+        if fc is not None:
+            out.update((j.name, j) for j in fc.instructions if j.opcode != Op.PARAMETER)
+    return out
+
+
 def kernel_op(m: Module, ins: Instruction, heroes: dict[str, str]) -> Instruction:
     """The instruction whose op rule builds the kernel of `ins`: the hero of a kOutput
     fusion, the root of another fusion, `ins` itself for a bare kernel."""

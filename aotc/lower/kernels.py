@@ -17,7 +17,7 @@ from ..kernel.builder import Index, KernelBuilder, compute_type, store_value, st
 from ..ops.conv_gemm import gemm_conv_plan
 from ..ops.conv_winograd import winograd_plan
 from ..ops.registry import KEEPS_INDEX, rule
-from .fused import fused_computation, kernel_op
+from .fused import fused_computation, kernel_op, unfused_instructions
 from .names import NameSupply
 from ..hlo.opcodes import Op
 
@@ -166,6 +166,7 @@ def kernel_body(m: Module, comp: Computation, ins: Instruction, heroes: dict[str
     kb = KernelBuilder(fused | {top.name}, producers, {n: b for n, b in buffers.items() if n not in strided},
                        rule, consts)
     kb.strided = {n: (buffers[n], d, ld) for n, (d, ld) in strided.items()}
+    kb.context = lambda: unfused_instructions(m, comp)
     kb.out_rows = out_rows
     kb.scalar_function = functions.get
     kb.scalar_computation = functions.module.computation

@@ -13,6 +13,7 @@ from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type
 from . import narrow
+from .bounds import is_reducer, nonpositive
 from .rule import ASSOCIATIVE, KEEPS_INDEX, OpRule, ShapeError
 from ..hlo.opcodes import Op
 
@@ -151,6 +152,10 @@ def _unary_elem(ctx, instr: Instruction, idx) -> K.Expr:
         if op in ("abs", "sign"):
             return x
         raise ShapeError(f"{op} on pred is not supported")
+    if op == "exponential" and src == F32 and nonpositive(ctx.producers, instr.operands[0],
+                                                         lambda c: is_reducer(ctx, c, "maximum"),
+                                                         ctx.context() if ctx.context else None):
+        return call("aotc_exp_nonpos_f32", F32, x)  # a softmax's exp(x - max): ops/bounds.py
     if src.kind == "float":
         r = call(f"aotc_{_FLOAT_UNARY[op]}_{suffix(src)}", compute_type(src), x)
         return round_half(dt, narrow.unary(op, src, x, r) if src.is_narrow_float else r)

@@ -13,6 +13,7 @@ from ..hlo.shape import ArrayShape, Shape, TupleShape
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
 from ..kernel.builder import Index, compute_type, store_value
+from .bounds import is_reducer
 from .elementwise import RULES as _ELEMENTWISE_RULES, _arr
 from .rule import ASSOCIATIVE, OpRule, ShapeError
 
@@ -242,10 +243,8 @@ def _reducer_root(kb, instr: Instruction) -> Instruction:
 def f32_combiner(kb, instr: Instruction):
     """(a, b) -> the reducer of `instr` as inline f32 arithmetic, when its computation is one
     f32 add, multiply, maximum or minimum of its two parameters; else None."""
-    comp = kb.scalar_computation(instr.attr("to_apply"))
-    root = comp.root_instruction
-    params = {i.name for i in comp.instructions if i.opcode == Op.PARAMETER}
-    if root.opcode not in _F32_COMBINE or set(root.operands) != params or len(params) != 2:
+    root = _reducer_root(kb, instr)
+    if root.opcode not in _F32_COMBINE or not is_reducer(kb, instr.attr("to_apply"), root.opcode):
         return None
     if root.array_shape.dtype != F32:
         return None

@@ -606,6 +606,9 @@ AOTC__DEF_FLOAT(f32, float, f, int32_t, uint32_t, aotc_bitcast_f32_u32, 0x800000
                 0x7F800000u)
 AOTC__DEF_FLOAT(f64, double, , int64_t, uint64_t, aotc_bitcast_f64_u64,
                 0x8000000000000000u, 0x7FF0000000000000u)
+/* exp of an x known to be <= 0 or NaN (ops/bounds.py): exp's bits; its vector form
+ * (aotc_simd.h) leaves out the clamps from above */
+AOTC_INLINE float aotc_exp_nonpos_f32(float a) { return aotc_exp_f32(a); }
 /* f, or the NaN of all-ones bits when x is NaN: a fold's record of having met a NaN */
 AOTC_INLINE float aotc_flag_nan_f32(float f, float x) { return x != x ? aotc_bitcast_u32_f32(0xffffffffu) : f; }
 /* tanh(x) = x for |x| < 0.0004 passes x through as it is, subnormal or not, as

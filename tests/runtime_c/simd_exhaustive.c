@@ -1,4 +1,4 @@
-/* exp, tanh and logistic of the SIMD vocabulary (the map width) against the scalar helpers on
+/* exp (and exp_nonpos below 88), tanh and logistic of the SIMD vocabulary (the map width) against the scalar helpers on
  * every f32 bit pattern: their vector forms leave out selects the scalar code has, on the
  * strength of facts about the polynomials that only an exhaustive run shows.  Two threads,
  * each half the patterns; prints the mismatches per function, exits 1 if any.  With an
@@ -8,11 +8,16 @@
 
 typedef aotc_vf (*vun)(aotc_vf);
 typedef float (*sun)(float);
+typedef int (*dom)(float);
 static aotc_vf w_exp(aotc_vf a) { return aotc_vf_exp(a); }
+static aotc_vf w_exp_nonpos(aotc_vf a) { return aotc_vf_exp_nonpos(a); }
 static aotc_vf w_tanh(aotc_vf a) { return aotc_vf_tanh(a); }
 static aotc_vf w_logistic(aotc_vf a) { return aotc_vf_logistic(a); }
-static const struct { const char* name; vun v; sun s; } FUNCS[] = {
-    {"exp", w_exp, aotc_exp_f32}, {"tanh", w_tanh, aotc_tanh_f32}, {"logistic", w_logistic, aotc_logistic_f32}};
+/* exp_nonpos promises exp's bits below 88 (its callers pass x <= 0) and for NaN */
+static int below_88(float x) { return x < 88.0f || x != x; }
+static const struct { const char* name; vun v; sun s; dom d; } FUNCS[] = {
+    {"exp", w_exp, aotc_exp_f32, NULL}, {"exp_nonpos", w_exp_nonpos, aotc_exp_f32, below_88},
+    {"tanh", w_tanh, aotc_tanh_f32, NULL}, {"logistic", w_logistic, aotc_logistic_f32, NULL}};
 #define NF (int)(sizeof FUNCS / sizeof FUNCS[0])
 
 typedef struct { uint64_t lo, hi; int env; long bad[NF]; } part;
@@ -27,6 +32,7 @@ static void* run(void* arg) {
     for (int f = 0; f < NF; ++f) {
       aotc_vf_store(out, FUNCS[f].v(aotc_vf_load(in)));
       for (int l = 0; l < AOTC_VF_LANES; ++l) {
+        if (FUNCS[f].d && !FUNCS[f].d(in[l])) continue;
         float r = FUNCS[f].s(in[l]);
         if (aotc_bitcast_f32_u32(r) != aotc_bitcast_f32_u32(out[l])) {
           if (p->bad[f] < 3) printf("  %s(%a): vector %a scalar %a\n", FUNCS[f].name, (double)in[l], (double)out[l], (double)r);
