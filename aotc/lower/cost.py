@@ -48,22 +48,70 @@ def _gemm_flops(s: K.CallStmt) -> int:
     return s.work * _GEMM_FLOPS_PER_WORK
 
 
-def _trips(loop: K.Loop, outer: int) -> int:
+def _trips(loop: K.Loop, outer: int, env: dict[str, K.Expr], ranges: dict[str, range]) -> float:
+    """The loop's trip count; for one whose bounds depend on enclosing loops (a chunk's share
+    of the work items, ops/conv_taps.py `chunk_items`), its mean over their iterations."""
     if loop.trip >= 0:
         return loop.trip
     names = {v.name for v in (loop.start, loop.stop) if isinstance(v, K.Var)}
-    return outer if outer > 0 and names & {"lo", "hi"} else 1  # the split outer loop runs [0, outer)
+    if outer > 0 and names & {"lo", "hi"}:
+        return outer  # the split outer loop runs [0, outer)
+    span = K.substitute_expr(K.Binary("-", loop.stop, loop.start, K.INDEX), env)
+    free = sorted(K.free_vars(span))
+    if not free or any(n not in ranges for n in free):
+        return 1
+    points = [{}]
+    for n in free:
+        points = [dict(p, **{n: v}) for p in points for v in ranges[n]]
+        if len(points) > _MAX_POINTS:
+            return 1
+    trips = [_value(span, p) for p in points]
+    if any(t is None for t in trips):
+        return 1
+    return sum(max(t, 0) for t in trips) / len(trips)
 
 
-def _body_flops(body: tuple[K.Stmt, ...], outer: int) -> int:
-    total = 0
+_MAX_POINTS = 4096
+_INT_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+            "/": lambda a, b: int(a / b) if b else None, "%": lambda a, b: a - b * int(a / b) if b else None,
+            "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+            ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b)}
+
+
+def _value(e: K.Expr, at: dict[str, int]) -> int | None:
+    """An index expression's value with its variables at `at` (None: not plain arithmetic)."""
+    if isinstance(e, K.Const) and isinstance(e.value, int):
+        return e.value
+    if isinstance(e, K.Var):
+        return at.get(e.name)
+    if isinstance(e, K.Binary) and e.op in _INT_OPS:
+        a, b = _value(e.a, at), _value(e.b, at)
+        return None if a is None or b is None else _INT_OPS[e.op](a, b)
+    if isinstance(e, K.Select):
+        c = _value(e.cond, at)
+        return None if c is None else _value(e.a if c else e.b, at)
+    return None
+
+
+def _body_flops(body: tuple[K.Stmt, ...], outer: int, env: dict[str, K.Expr] | None = None,
+                ranges: dict[str, range] | None = None) -> float:
+    env, ranges = dict(env or {}), dict(ranges or {})
+    total = 0.0
     for s in body:
+        if isinstance(s, K.Let) and s.var.ty == K.INDEX:  # an index value a loop bound may read
+            env[s.var.name] = K.substitute_expr(s.value, env)
         if isinstance(s, K.Loop):
-            total += _trips(s, outer) * _body_flops(s.body, outer)
+            inner = ranges
+            bounds = (_value(s.start, {}), _value(s.stop, {}))
+            if s.trip < 0 and {v.name for v in (s.start, s.stop) if isinstance(v, K.Var)} & {"lo", "hi"}:
+                bounds = (0, outer)
+            if None not in bounds and s.step == 1:
+                inner = dict(ranges, **{s.var.name: range(*bounds)})
+            total += _trips(s, outer, env, ranges) * _body_flops(s.body, outer, env, inner)
         elif isinstance(s, K.If):
-            total += max(_body_flops(s.then, outer), _body_flops(s.orelse, outer))
+            total += max(_body_flops(s.then, outer, env, ranges), _body_flops(s.orelse, outer, env, ranges))
         elif isinstance(s, K.Repeat):
-            total += _body_flops(s.body, outer)
+            total += _body_flops(s.body, outer, env, ranges)
         elif isinstance(s, K.CallStmt):
             if "gemm" in s.fn:
                 total += _gemm_flops(s)
@@ -77,7 +125,7 @@ def _body_flops(body: tuple[K.Stmt, ...], outer: int) -> int:
 def kernel_cost(p: Program, k: Kernel) -> KernelCost:
     slots = {s.cname: s for s in p.slots}
     nbytes = sum(slots[c].nbytes for c, _ in k.params if slots[c].place != "scratch")
-    return KernelCost(k.cname, _body_flops(k.body, k.outer), nbytes)
+    return KernelCost(k.cname, round(_body_flops(k.body, k.outer)), nbytes)
 
 
 def program_costs(p: Program) -> tuple[KernelCost, ...]:

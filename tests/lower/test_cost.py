@@ -61,6 +61,26 @@ def test_convolution_over_window_positions_flops(tmp_path):
     assert cost.flops == 2 * hw * hw * 9 * c * o
 
 
+@pytest.mark.parametrize("threads_ok", [True, False])
+def test_blocks_shared_unevenly_over_chunks_count_whole(tmp_path, monkeypatch, threads_ok):
+    """DenseNet121's 56x56 3x3 convolution: 14 blocks of rows over 4 chunks (4, 3, 4, 3), each
+    chunk's share a loop whose bound depends on the chunk: its trip is the mean over the
+    chunks, so the whole product is counted (it was profiled at 25 GFLOP/s for 90), whether
+    the chunk loop is split over threads or runs whole."""
+    if not threads_ok:
+        from aotc.lower import assemble
+
+        passes = assemble.run_kernel_passes
+        monkeypatch.setattr(assemble, "run_kernel_passes", lambda body, threaded_ok=True, fma=False:
+                            passes(body, threaded_ok=False, fma=fma))
+    hw, c, o = 56, 128, 32
+    p = _nhwc_conv_program(tmp_path, hw, c, o, 3, "size=3x3 pad=1_1x1_1")
+    (kern,) = p.kernels
+    assert (kern.outer > 0) == threads_ok
+    (cost,) = program_costs(p)
+    assert cost.flops == 2 * hw * hw * 9 * c * o
+
+
 def test_elementwise_flops_and_bytes():
     costs = program_costs(_program("add_f32"))  # z = x + y over f32[133]; z_r = a + b over f32[1]
     assert [(c.flops, c.bytes) for c in costs] == [(133, 3 * 133 * 4), (1, 3 * 4)]
