@@ -53,8 +53,7 @@ def _trips(loop: K.Loop, outer: int, env: dict[str, K.Expr], ranges: dict[str, r
     of the work items, ops/conv_taps.py `chunk_items`), its mean over their iterations."""
     if loop.trip >= 0:
         return loop.trip
-    names = {v.name for v in (loop.start, loop.stop) if isinstance(v, K.Var)}
-    if outer > 0 and names & {"lo", "hi"}:
+    if outer > 0 and _split(loop):
         return outer  # the split outer loop runs [0, outer)
     span = K.substitute_expr(K.Binary("-", loop.stop, loop.start, K.INDEX), env)
     free = sorted(K.free_vars(span))
@@ -69,6 +68,11 @@ def _trips(loop: K.Loop, outer: int, env: dict[str, K.Expr], ranges: dict[str, r
     if any(t is None for t in trips):
         return 1
     return sum(max(t, 0) for t in trips) / len(trips)
+
+
+def _split(loop: K.Loop) -> bool:
+    """Whether `loop` is the threaded loop, running over the kernel's [lo, hi)."""
+    return loop.trip < 0 and any(isinstance(v, K.Var) and v.name in ("lo", "hi") for v in (loop.start, loop.stop))
 
 
 _MAX_POINTS = 4096
@@ -103,7 +107,7 @@ def _body_flops(body: tuple[K.Stmt, ...], outer: int, env: dict[str, K.Expr] | N
         if isinstance(s, K.Loop):
             inner = ranges
             bounds = (_value(s.start, {}), _value(s.stop, {}))
-            if s.trip < 0 and {v.name for v in (s.start, s.stop) if isinstance(v, K.Var)} & {"lo", "hi"}:
+            if _split(s):
                 bounds = (0, outer)
             if None not in bounds and s.step == 1:
                 inner = dict(ranges, **{s.var.name: range(*bounds)})

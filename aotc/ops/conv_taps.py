@@ -136,8 +136,8 @@ def chunk_items(kb, ch: K.Expr, items: int, chunks: int) -> K.Expr:
 
 def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     """Per slice of the blocks (threads split them): the weights packed (once per call of the
-    threaded loop), then blocks of output rows, each one GEMM over the window positions, then the epilogue on
-    its rows while they are in cache."""
+    threaded loop), then blocks of output rows, each one GEMM over the window positions, then
+    the epilogue on its rows while they are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     p = plan
