@@ -240,6 +240,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
         raise AotcError("a model with calls into the application (custom calls, infeed, outfeed, send, recv) "
                         "cannot be built for a fat target (x86_64-fat) yet; use --target x86_64 or native")
     out = [banner(p, "C implementation"), "#ifndef _POSIX_C_SOURCE", "#define _POSIX_C_SOURCE 200809L", "#endif",
+           "#if defined(__linux__) && !defined(_DEFAULT_SOURCE)",
+           "#define _DEFAULT_SOURCE  /* madvise, for huge pages under large buffers */", "#endif",
            f'#include "{header_name}"', "",
            "#include <math.h>", "#include <stdio.h>", "#include <stdlib.h>",
            "#include <string.h>", "#include <time.h>", "",

@@ -174,7 +174,7 @@ def weights_c(p: Program) -> list[str]:
         "        fclose(f);",
         f"        return {P}_fail_msg(m, {P}_ERR_WEIGHTS, bad ? bad : \"cannot read the weights file\");",
         "    }",
-        "    unsigned char* buf = (unsigned char*)aotc_alloc64((size_t)total);",
+        "    unsigned char* buf = (unsigned char*)aotc__alloc_zeroed((size_t)total);",
         f"    if (!buf) {{ fclose(f); return {P}_fail_msg(m, {P}_ERR_ALLOC, \"cannot allocate the weights\"); }}",
         "    memcpy(buf, head, sizeof head);",
         "    got = sizeof head + fread(buf + sizeof head, 1, (size_t)total - sizeof head, f);",

@@ -146,6 +146,37 @@ AOTC_UNUSED static inline void* aotc__aligned_alloc(size_t align, size_t size) {
 #define AOTC_ALIGNED_FREE(p) free(p)
 #endif
 
+/* A zeroed block for an instance's own buffers (arguments, results, arena,
+ * weights), released with AOTC_ALIGNED_FREE; NULL when allocation fails.
+ * 64-byte aligned.  On Linux a block of AOTC_HUGE_MIN bytes or more is aligned
+ * to 2 MiB, rounded up to whole 2 MiB pages and advised MADV_HUGEPAGE before it
+ * is first touched: where transparent huge pages are "madvise" (the default of
+ * most distributions) a kernel streaming through it then takes one TLB entry
+ * per 2 MiB, not per 4 KiB (sum of 16M f32 from one thread: 4.4 -> 3.5 ms on
+ * Zen 3).  The advice is only advice: a kernel without THP ignores it.  The
+ * generated .c defines _DEFAULT_SOURCE on Linux so <sys/mman.h> declares
+ * madvise; where it does not, the block is a plain aligned one. */
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#include <string.h>
+#define AOTC_HUGE_MIN ((size_t)4 << 20)
+AOTC_UNUSED static inline void* aotc__alloc_zeroed(size_t n) {
+  size_t align = 64, size = n ? n : 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (size >= AOTC_HUGE_MIN) align = (size_t)2 << 20;
+#endif
+  if (size > SIZE_MAX - align) return NULL;
+  size = (size + align - 1u) / align * align;
+  void* p = AOTC_ALIGNED_ALLOC(align, size);
+  if (!p) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align > 64) (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, size);
+  return p;
+}
+
 /* ---- byte order --------------------------------------------------------- */
 /* Generated code reinterprets bits (bitcast-convert, half types, weights
  * stored as bytes) assuming little-endian storage, as XLA:CPU does. */

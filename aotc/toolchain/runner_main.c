@@ -57,8 +57,8 @@ int M(_run)(M(_instance) * m);
 const char* M(_error_msg)(const M(_instance) * m);
 int M(_set_num_threads)(M(_instance) * m, int n);
 int M(_set_deadline)(M(_instance) * m, uint64_t ns);
-int M(_set_arg_data)(M(_instance) * m, int i, void* data);
-int M(_set_result_data)(M(_instance) * m, int i, void* data);
+void* M(_arg_data)(M(_instance) * m, int i);
+void* M(_result_data)(M(_instance) * m, int i);
 const char* M(_arg_name)(int i);
 const char* M(_arg_type)(int i);
 int M(_arg_rank)(int i);
@@ -81,12 +81,12 @@ int M(_load_weights)(M(_instance) * m, const char* path);
 
 typedef M(_instance) model_t;
 
-enum { RN_OK = 0, RN_ERR_INDEX = 5, RN_ERR_CANCELLED = 10, RN_MAX_PORTS = 1 << 20 };
+enum { RN_OK = 0, RN_ERR_CANCELLED = 10, RN_MAX_PORTS = 1 << 20 };
 
 typedef struct {
     model_t* m;
     int num_args, num_results;
-    void** args;     /* 64-byte aligned, owned here */
+    void** args;     /* the instance's own buffers (P_ALLOC_ALL) */
     void** results;
 } runner_t;
 
@@ -102,37 +102,19 @@ static void die(const char* fmt, ...) {
     exit(1);
 }
 
-/* 64-byte aligned blocks, released with free64 (Windows has no posix_memalign). */
-#if defined(_WIN32)
-#include <malloc.h>
-#define free64(p) _aligned_free(p)
-#else
-#define free64(p) free(p)
-#endif
-static void* alloc64(size_t n) {
-    size_t size = (n + 63u) / 64u * 64u;
-#if defined(_WIN32)
-    void* p = _aligned_malloc(size ? size : 64, 64);
-    if (!p) die("out of memory (%zu bytes)", n);
-#else
-    void* p = 0;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) die("out of memory (%zu bytes)", n);
-#endif
-    memset(p, 0, size ? size : 64);
-    return p;
-}
-
-/* The first index a setter rejects with P_ERR_INDEX is the port count. */
-static int count_ports(model_t* m, int (*set)(model_t*, int, void*), void* scratch) {
+/* The first index without a name is the port count. */
+static int count_ports(const char* (*name)(int)) {
     for (int i = 0; i < RN_MAX_PORTS; ++i)
-        if (set(m, i, scratch) == RN_ERR_INDEX) return i;
+        if (!name(i)) return i;
     die("cannot count the model's ports");
     return 0;
 }
 
+/* The instance allocates every buffer (P_ALLOC_ALL), so runs and timings see the
+ * memory an application that lets it allocate gets (huge pages under large
+ * buffers on Linux). */
 static void runner_open(runner_t* r) {
-    static _Alignas(64) unsigned char scratch[64];
-    r->m = M(_create)(M(_ALLOC_RESULTS_AND_TEMPS));
+    r->m = M(_create)(M(_ALLOC_ALL));
     if (!r->m) die("creating the model instance failed (out of memory)");
     if (weights_path) {
 #ifdef AOTC_RUNNER_WEIGHTS
@@ -146,25 +128,21 @@ static void runner_open(runner_t* r) {
         die("-W: this runner was built for a model without a weights file");
 #endif
     }
-    r->num_args = count_ports(r->m, M(_set_arg_data), scratch);
-    r->num_results = count_ports(r->m, M(_set_result_data), scratch);
+    r->num_args = count_ports(M(_arg_name));
+    r->num_results = count_ports(M(_result_name));
     r->args = (void**)calloc((size_t)r->num_args + 1, sizeof(void*));
     r->results = (void**)calloc((size_t)r->num_results + 1, sizeof(void*));
     if (!r->args || !r->results) die("out of memory");
     for (int i = 0; i < r->num_args; ++i) {
-        r->args[i] = alloc64(M(_arg_bytes)(i));
-        M(_set_arg_data)(r->m, i, r->args[i]);
+        r->args[i] = M(_arg_data)(r->m, i);
     }
     for (int i = 0; i < r->num_results; ++i) {
-        r->results[i] = alloc64(M(_result_bytes)(i));
-        M(_set_result_data)(r->m, i, r->results[i]);
+        r->results[i] = M(_result_data)(r->m, i);
     }
 }
 
 static void runner_close(runner_t* r) {
     M(_destroy)(r->m);
-    for (int i = 0; i < r->num_args; ++i) free64(r->args[i]);
-    for (int i = 0; i < r->num_results; ++i) free64(r->results[i]);
     free(r->args);
     free(r->results);
 }

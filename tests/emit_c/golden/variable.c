@@ -15,6 +15,9 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE  /* madvise, for huge pages under large buffers */
+#endif
 #include "libgolden.h"
 
 #include <math.h>
@@ -158,14 +161,6 @@ struct golden_instance {
     char error[160];
 };
 
-static void* aotc_alloc64(size_t n) {
-    size_t size = (n + 63u) / 64u * 64u;
-    void* p = AOTC_ALIGNED_ALLOC(64, size ? size : 64);
-    if (!p) return 0;
-    memset(p, 0, size ? size : 64);
-    return p;
-}
-
 golden_instance* golden_create(golden_alloc_mode mode) {
     if (mode != golden_ALLOC_ALL && mode != golden_ALLOC_RESULTS_AND_TEMPS && mode != golden_ALLOC_NONE) return 0;
     golden_instance* m = (golden_instance*)calloc(1, sizeof(*m));
@@ -174,17 +169,17 @@ golden_instance* golden_create(golden_alloc_mode mode) {
     aotc__ainit(&m->cancel, 0);
     if (mode == golden_ALLOC_ALL)
         for (int i = 0; i < 2; ++i) {
-            m->args[i] = aotc_alloc64(golden_arg_bytes_[i]);
+            m->args[i] = aotc__alloc_zeroed(golden_arg_bytes_[i]);
             m->owned_args[i] = 1;
             if (!m->args[i]) { golden_destroy(m); return 0; }
         }
     if (mode != golden_ALLOC_NONE) {
         for (int i = 0; i < 2; ++i) {
-            m->results[i] = aotc_alloc64(golden_result_bytes_[i]);
+            m->results[i] = aotc__alloc_zeroed(golden_result_bytes_[i]);
             m->owned_results[i] = 1;
             if (!m->results[i]) { golden_destroy(m); return 0; }
         }
-        m->arena = aotc_alloc64(0u);
+        m->arena = aotc__alloc_zeroed(0u);
         m->arena_bytes = 0u;
         m->owned_arena = 1;
         if (!m->arena) { golden_destroy(m); return 0; }
