@@ -33,6 +33,7 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_pool.h",  # thread pool API, plug-in pool type
     "aotc_pool.c",  # thread pool implementation
     "aotc_fft.h",  # FFT declarations (fft op: FFT, IFFT, RFFT, IRFFT) and scratch sizes (optional part "fft")
+    "aotc_fft_v8.c",  # the f32 FFT passes on 8-lane vectors, c64 gather/scatter by 8x8 transposes (part "fft")
     "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths (optional part "fft")
     "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
     "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
@@ -47,7 +48,7 @@ RUNTIME_FILES: tuple[str, ...] = (
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
 # such function's name starts with the part's prefix); the rest of the runtime is always there.
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft.c")),
+    "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft_v8.c", "aotc_fft.c")),
     "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c")),
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
     "taps": ("aotc_taps_", ("aotc_taps.h", "aotc_taps.c")),

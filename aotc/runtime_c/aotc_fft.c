@@ -19,6 +19,9 @@
 #ifndef AOTC_FFT_H
 #include "aotc_fft.h"
 #endif
+#ifndef AOTC_FFT_V8_C
+#include "aotc_fft_v8.c"
+#endif
 #include <math.h>
 
 #define AOTC__FFT_MAX_FACTORS 64
@@ -125,7 +128,7 @@ enum { AOTC__FFT_F32, AOTC__FFT_F64, AOTC__FFT_C64, AOTC__FFT_C128 };
 /* x[i*V + v] = line v's element i (src + base[v] + i*step, in elements of type T), for
  * the V lines of a block; imaginary parts times `sign` (zero for real data) */
 #define AOTC__FFT_GATHER(TP, T, cplx)                                      \
-  for (int64_t i = 0; i < n; i++) {                                        \
+  for (int64_t i = i0; i < n; i++) {                                       \
     for (int64_t v = 0; v < V; v++) {                                      \
       const T* p_ = (const T*)src + (cplx ? 2 : 1) * (base[v] + i * step); \
       xr[i * V + v] = (TP)p_[0];                                           \
@@ -136,7 +139,7 @@ enum { AOTC__FFT_F32, AOTC__FFT_F64, AOTC__FFT_C64, AOTC__FFT_C128 };
 /* line v's element i = x[i*V + v] * scale (imaginary parts times sign*scale; only the
  * real parts for real data) */
 #define AOTC__FFT_SCATTER(TP, T, cplx)                              \
-  for (int64_t i = 0; i < n; i++) {                                 \
+  for (int64_t i = i0; i < n; i++) {                                \
     for (int64_t v = 0; v < V; v++) {                               \
       T* p_ = (T*)dst + (cplx ? 2 : 1) * (base[v] + i * step);      \
       p_[0] = (T)(xr[i * V + v] * (TP)scale);                       \
@@ -161,6 +164,53 @@ typedef struct {
   int64_t outer, inner;
   int inverse, hermitian;
 } aotc__fft_axis;
+
+/* The 8-lane forms of the f32 passes, gather and scatter (aotc_fft_v8.c), where they
+ * apply: a pass whose runs of lanes are whole vectors; 8 lines of c64 data, each
+ * contiguous, or 8 neighbouring lines of an axis before the last.  They return 0 (the pass not run, no element moved) otherwise, and always
+ * for f64 planes. */
+AOTC_INTERNAL int aotc__fft_vpass_f32(int r, int64_t m, int64_t s, int64_t sv, const float* tw, const float* ar,
+                                      const float* ai, float* br, float* bi) {
+  if (sv % 8) return 0;
+  switch (r) {
+    case 4: aotc__fft_vpass4(m, s, sv, tw, ar, ai, br, bi); break;
+    case 2: aotc__fft_vpass2(m, s, sv, tw, ar, ai, br, bi); break;
+    case 3: aotc__fft_vpass3(m, s, sv, tw, ar, ai, br, bi); break;
+    default: aotc__fft_vpass5(m, s, sv, tw, ar, ai, br, bi); break;
+  }
+  return 1;
+}
+AOTC_INTERNAL int aotc__fft_vpass_f64(int r, int64_t m, int64_t s, int64_t sv, const double* tw, const double* ar,
+                                      const double* ai, double* br, double* bi) {
+  (void)r, (void)m, (void)s, (void)sv, (void)tw, (void)ar, (void)ai, (void)br, (void)bi;
+  return 0;
+}
+AOTC_INTERNAL int64_t aotc__fft_vgather_f32(const void* src, int type, const int64_t* base, int64_t step, int64_t n,
+                                            int64_t V, double sign, float* xr, float* xi) {
+  if (V != 8 || type != AOTC__FFT_C64) return 0;
+  if (step == 1) return aotc__fft_gather8_c64((const float*)src, base, n, (float)sign, xr, xi);
+  return base[7] - base[0] == 7 ? aotc__fft_gather8_cols_c64((const float*)src, base[0], step, n, (float)sign, xr, xi)
+                                : 0;
+}
+AOTC_INTERNAL int64_t aotc__fft_vgather_f64(const void* src, int type, const int64_t* base, int64_t step, int64_t n,
+                                            int64_t V, double sign, double* xr, double* xi) {
+  (void)src, (void)type, (void)base, (void)step, (void)n, (void)V, (void)sign, (void)xr, (void)xi;
+  return 0;
+}
+AOTC_INTERNAL int64_t aotc__fft_vscatter_f32(void* dst, int type, const int64_t* base, int64_t step, int64_t n,
+                                             int64_t V, double scale, double iscale, const float* xr, const float* xi) {
+  if (V != 8 || type != AOTC__FFT_C64) return 0;
+  if (step == 1) return aotc__fft_scatter8_c64((float*)dst, base, n, (float)scale, (float)iscale, xr, xi);
+  return base[7] - base[0] == 7
+             ? aotc__fft_scatter8_cols_c64((float*)dst, base[0], step, n, (float)scale, (float)iscale, xr, xi)
+             : 0;
+}
+AOTC_INTERNAL int64_t aotc__fft_vscatter_f64(void* dst, int type, const int64_t* base, int64_t step, int64_t n,
+                                             int64_t V, double scale, double iscale, const double* xr,
+                                             const double* xi) {
+  (void)dst, (void)type, (void)base, (void)step, (void)n, (void)V, (void)scale, (void)iscale, (void)xr, (void)xi;
+  return 0;
+}
 
 /* The passes, the transform of a block of lines, its gather and scatter, for planes of
  * type T (the suffix S: f64, f32). */
@@ -281,6 +331,7 @@ AOTC_INTERNAL int aotc__fft_core_##S(const aotc__fft_plan* p, int64_t V, T* xr, 
     int r = p->f[k];                                                                                                   \
     int64_t m = l / r;                                                                                                 \
     T *ar = in_y ? yr : xr, *ai = in_y ? yi : xi, *br = in_y ? xr : yr, *bi = in_y ? xi : yi;                          \
+    if (!aotc__fft_vpass_##S(r, m, s, s * V, p->tw_##S, ar, ai, br, bi))                                               \
     switch (r) {                                                                                                       \
       case 4: aotc__fft_pass4_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                      \
       case 2: aotc__fft_pass2_##S(m, s, s * V, p->tw_##S, ar, ai, br, bi); break;                                      \
@@ -344,6 +395,7 @@ AOTC_INTERNAL void aotc__fft_exec_##S(const aotc__fft_plan* p, int64_t V, T* X, 
                                                                                                                        \
 AOTC_INTERNAL void aotc__fft_gather_##S(const void* src, int type, const int64_t* base, int64_t step, int64_t n,       \
                                     int64_t V, double sign, T* AOTC_RESTRICT xr, T* AOTC_RESTRICT xi) {                \
+  int64_t i0 = aotc__fft_vgather_##S(src, type, base, step, n, V, sign, xr, xi);                                      \
   switch (type) {                                                                                                      \
     case AOTC__FFT_F32: AOTC__FFT_GATHER(T, float, 0) break;                                                              \
     case AOTC__FFT_F64: AOTC__FFT_GATHER(T, double, 0) break;                                                                  \
@@ -355,6 +407,7 @@ AOTC_INTERNAL void aotc__fft_gather_##S(const void* src, int type, const int64_t
 AOTC_INTERNAL void aotc__fft_scatter_##S(void* dst, int type, const int64_t* base, int64_t step, int64_t n, int64_t V, \
                                      double scale, double iscale, const T* AOTC_RESTRICT xr,                           \
                                      const T* AOTC_RESTRICT xi) {                                                      \
+  int64_t i0 = aotc__fft_vscatter_##S(dst, type, base, step, n, V, scale, iscale, xr, xi);                            \
   switch (type) {                                                                                                      \
     case AOTC__FFT_F32: AOTC__FFT_SCATTER(T, float, 0) break;                                                             \
     case AOTC__FFT_F64: AOTC__FFT_SCATTER(T, double, 0) break;                                                                 \
