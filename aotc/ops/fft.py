@@ -1,6 +1,7 @@
 """The `fft` op (fft_type FFT, IFFT, RFFT, IRFFT over 1-3 trailing dimensions): its
 attributes, shape rule and kernel. The kernel is a call of the runtime's FFT
-(`runtime_c/aotc_fft.c`) over ranges of the batch, each with scratch of its own, so
+(`runtime_c/aotc_fft.c`) over ranges of the batch, each with scratch of its own (the tables
+of the first range a thread runs shared by its others), so
 threads may split them; every transform is computed alone, so the bits do not depend
 on the split. Lengths the shape rule cannot match are refused, never read out of range.
 """
@@ -12,6 +13,7 @@ from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
+from ..kernel.parallel import RANGE_START
 from ..runtime_c import FFT_KINDS, fft_scratch_bytes
 from .elementwise import _arr
 from .rule import OpRule, ShapeError
@@ -121,8 +123,12 @@ def _fft_kernel(kb, instr: Instruction, outs) -> None:
     count = kb.let((ch + 1) * batch // parts - lo, "count")
     base = kb.let(ch * chunk, "base")
     scratch = K.Ptr(kb.scratch, base, elem=DTYPES["u8"], byte_view=True)
-    kb.emit(K.CallStmt(fn, (K.Const(FFT_KINDS[kind]), count) + lens
-                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch), work))
+    # the tables (twiddles, Bluestein's chirp) are computed once per call of the threaded
+    # loop, by its first part into its scratch, and the other parts read them there
+    tables = K.Ptr(kb.scratch, RANGE_START * chunk, elem=DTYPES["u8"], byte_view=True)
+    kb.emit(K.CallStmt(fn + "_shared", (K.Const(FFT_KINDS[kind]), count) + lens
+                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch, tables,
+                          ch.eq(RANGE_START)), work))
     kb.close()
 
 

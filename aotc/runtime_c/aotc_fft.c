@@ -457,9 +457,11 @@ AOTC__FFT_KERNELS(float, f32)
 #undef AOTC__FFT_SCATTER
 #undef AOTC__FFT_KERNELS
 
-/* Tables for length n from `*mem` (which moves on by aotc__fft_plan_bytes(n));
- * A and W (2*len doubles each) are work for Bluestein's transformed chirp. */
-AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned char** mem, double* A, double* W) {
+/* Tables for length n at `*mem` (which moves on by aotc__fft_plan_bytes(n)), computed
+ * when `fill`, else taken as an earlier call with `fill` left them there; A and W
+ * (2*len doubles each) are work for Bluestein's transformed chirp. */
+AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned char** mem, double* A, double* W,
+                                       int fill) {
   p->n = n;
   p->len = aotc__fft_core_len(n);
   int64_t len = p->len, rest = len;
@@ -472,19 +474,23 @@ AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned ch
   *mem += aotc__fft_up64((size_t)len * 16u);
   p->tw_f32 = (float*)(void*)*mem;
   *mem += aotc__fft_up64((size_t)len * 8u);
+  p->chirp_f64 = p->bf_f64 = NULL;
+  p->chirp_f32 = p->bf_f32 = NULL;
+  if (len != n) {
+    p->chirp_f64 = (double*)(void*)*mem;
+    *mem += aotc__fft_up64((size_t)n * 16u);
+    p->bf_f64 = (double*)(void*)*mem;
+    *mem += aotc__fft_up64((size_t)len * 16u);
+  }
+  if (!fill) return;
   for (int64_t k = 0; k < len; k++) {
     aotc__fft_unit(k, len, &p->tw_f64[2 * k], &p->tw_f64[2 * k + 1]);
     p->tw_f32[2 * k] = (float)p->tw_f64[2 * k];
     p->tw_f32[2 * k + 1] = (float)p->tw_f64[2 * k + 1];
   }
   /* Bluestein's tables exist in double only: its transforms always compute in double */
-  p->chirp_f64 = p->bf_f64 = NULL;
-  p->chirp_f32 = p->bf_f32 = NULL;
   if (len == n) return;
-  double* chirp = p->chirp_f64 = (double*)(void*)*mem;
-  *mem += aotc__fft_up64((size_t)n * 16u);
-  double* bf = p->bf_f64 = (double*)(void*)*mem;
-  *mem += aotc__fft_up64((size_t)len * 16u);
+  double *chirp = p->chirp_f64, *bf = p->bf_f64;
   for (int64_t k = 0; k < n; k++) { /* exp(-pi i k^2/n) = exp(-2 pi i (k^2 mod 2n)/(2n)) */
     int64_t kk = (int64_t)(((uint64_t)k * (uint64_t)k) % (uint64_t)(2 * n));
     aotc__fft_unit(kk, 2 * n, &chirp[2 * k], &chirp[2 * k + 1]);
@@ -505,8 +511,10 @@ AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned ch
   }
 }
 
-/* The scratch layout (aotc_fft_scratch_need sums it): the IRFFT intermediate,
- * the tables of each transformed axis, then the work buffers X, A, W. */
+/* The scratch layout (aotc_fft_scratch_need sums it): the tables of each transformed
+ * axis, the IRFFT intermediate, then the work buffers X, A, W.  The tables come first
+ * so that calls over parts of one batch can share those of one call
+ * (aotc_fft_c64_shared). */
 AOTC_INTERNAL int aotc__fft_axis_used(int kind, int d, const int64_t* n) {
   (void)kind;
   return n[d] > 1 || d == 2; /* the last axis converts between the types even at length 1 */
@@ -534,21 +542,20 @@ AOTC_RT_API size_t aotc_fft_scratch_need(int kind, int64_t batch, int64_t n0, in
 }
 
 AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
-                                 const void* in, void* out, void* scratch) {
+                                 const void* in, void* out, void* scratch, void* tables, int fill) {
   int64_t n[3] = {n0, n1, n2};
   if (batch <= 0 || n0 <= 0 || n1 <= 0 || n2 <= 0) return; /* an empty result */
   unsigned char* mem = (unsigned char*)scratch;
-  void* tmp = mem;
-  mem += aotc__fft_tmp_bytes(kind, batch, n);
   int64_t nmax = 1, lmax = 1;
   for (int d = 0; d < 3; d++) {
     if (!aotc__fft_axis_used(kind, d, n)) continue;
     if (n[d] > nmax) nmax = n[d];
     if (aotc__fft_core_len(n[d]) > lmax) lmax = aotc__fft_core_len(n[d]);
+    mem += aotc__fft_plan_bytes(n[d]);
   }
-  unsigned char* plans = mem;
-  for (int d = 0; d < 3; d++)
-    if (aotc__fft_axis_used(kind, d, n)) mem += aotc__fft_plan_bytes(n[d]);
+  unsigned char* plans = (unsigned char*)tables;
+  void* tmp = mem;
+  mem += aotc__fft_tmp_bytes(kind, batch, n);
   double* X = (double*)(void*)mem;
   mem += aotc__fft_up64((size_t)nmax * 16u * AOTC_FFT_LANES);
   double* A = (double*)(void*)mem;
@@ -560,7 +567,7 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
   int single = !f64;
   for (int d = 0; d < 3; d++) {
     if (!aotc__fft_axis_used(kind, d, n)) continue;
-    aotc__fft_plan_init(&plan[d], n[d], &plans, A, W);
+    aotc__fft_plan_init(&plan[d], n[d], &plans, A, W, fill);
     if (plan[d].len != n[d]) single = 0;
   }
 
@@ -634,12 +641,22 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
 
 AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                               void* out, void* scratch) {
-  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch);
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, scratch, 1);
 }
 
 AOTC_RT_API void aotc_fft_c128(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                void* out, void* scratch) {
-  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch);
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, scratch, 1);
+}
+
+AOTC_RT_API void aotc_fft_c64_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
+                                     void* out, void* scratch, void* tables, int fill) {
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, tables, fill);
+}
+
+AOTC_RT_API void aotc_fft_c128_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
+                                      void* out, void* scratch, void* tables, int fill) {
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, tables, fill);
 }
 
 #endif /* AOTC_FFT_C */

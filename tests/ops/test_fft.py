@@ -84,6 +84,8 @@ CASES["fft_256x256_irfft_c64"] = _module("IRFFT", "c64", [((), (256, 256))], 10)
 # enough work for the kernel to split the batch into ranges (threads may take them)
 CASES["fft_batch_ranges_c64"] = _module("FFT", "c64", [((32,), (512,))], 16)
 CASES["fft_batch_ranges_irfft_c64"] = _module("IRFFT", "c64", [((16,), (32, 48))], 17)
+# ranges of Bluestein transforms (prime length), which share their chirp tables
+CASES["fft_batch_ranges_bluestein_c64"] = _module("FFT", "c64", [((40,), (509,))], 18)
 # length 1 (identity; IRFFT keeps the real part), fft_length {1,1}, and IRFFT of non-Hermitian
 # spectra of even and odd length (imaginary parts of the DC and Nyquist terms ignored)
 CASES["fft_ones_c64"] = _module("FFT", "c64", [((4,), (1,)), ((2,), (1, 1)), ((3, 2), (1, 5))], 12)
@@ -177,7 +179,19 @@ def test_shape_rule_errors(message):
 
 
 _FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post", "fft_batch_ranges_c64",
-               "fft_batch_ranges_irfft_c64"]
+               "fft_batch_ranges_irfft_c64", "fft_batch_ranges_bluestein_c64"]
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n.startswith("fft_batch_ranges")])
+def test_ranges_of_a_batch_compute_the_tables_once_per_thread(name, tmp_path):
+    """Each range of the batch is a call of its own; a thread's first range computes the
+    tables into its scratch and its other ranges read them there (fill = ch == lo)."""
+    from .conftest import c_text_of
+
+    c = c_text_of(CASES[name][0], name, tmp_path)
+    kernel = c[c.index("static void k_"):]
+    kernel = kernel[:kernel.index("\n}\n")]
+    assert "_shared(" in kernel and kernel.rstrip().endswith("ch == lo);\n    }"), kernel
 
 
 @pytest.mark.slow
