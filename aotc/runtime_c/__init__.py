@@ -190,6 +190,7 @@ def runtime_source(parts: frozenset[str] | None = None) -> str:
 # ---- FFT scratch (aotc_fft_scratch_need in aotc_fft.c; tests check the two agree)
 
 FFT_LANES = 8  # AOTC_FFT_LANES: lines transformed side by side
+FFT_SLACK = 8192  # AOTC__FFT_SLACK: bytes after each work buffer for its planes' offsets
 FFT_KINDS = {"FFT": 0, "IFFT": 1, "RFFT": 2, "IRFFT": 3}  # AOTC_FFT_FFT ...
 
 
@@ -219,7 +220,8 @@ def fft_core_len(n: int) -> int:
 def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> int:
     """Scratch bytes one aotc_fft_c64/aotc_fft_c128 call of `batch` transforms of fft_length
     `lengths` (three, leading ones 1) needs: the IRFFT intermediate, each transformed
-    axis's tables (twiddles; Bluestein's chirp and its transform), three work buffers."""
+    axis's tables (twiddles; Bluestein's chirp and its transform), three work buffers
+    (each with FFT_SLACK bytes for its planes' offsets)."""
     n0, n1, n2 = lengths
     if batch <= 0 or min(lengths) <= 0:
         return 0
@@ -231,6 +233,6 @@ def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> i
         core = fft_core_len(n)
         # twiddles in f64 and f32; Bluestein's chirp and its transform in f64
         total += _up64(core * 16) + _up64(core * 8) + (_up64(n * 16) + _up64(core * 16) if core != n else 0)
-    total += _up64(max(used) * 16 * FFT_LANES)
-    total += 2 * _up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES)
+    total += _up64(max(used) * 16 * FFT_LANES) + FFT_SLACK
+    total += 2 * (_up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES) + FFT_SLACK)
     return total
