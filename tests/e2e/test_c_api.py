@@ -315,7 +315,7 @@ int main(void) {
 @pytest.mark.parametrize("build", ["sanitizers", "huge_pages"])
 def test_large_buffers_are_huge_page_blocks(tmp_path, build):
     """Blocks an instance allocates are zeroed and 64-byte aligned (under ASan/UBSan, whose
-    allocator places them); on Linux with transparent huge pages, blocks of 4 MiB or more are
+    allocator places them); on Linux with transparent huge pages, blocks of 2 MiB or more are
     2 MiB aligned and advised MADV_HUGEPAGE: their mapping's VmFlags say `hg`."""
     model = tmp_path / "big.hlo"
     model.write_text(BIG)
