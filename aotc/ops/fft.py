@@ -1,8 +1,7 @@
 """The `fft` op (fft_type FFT, IFFT, RFFT, IRFFT over 1-3 trailing dimensions): its
 attributes, shape rule and kernel. The kernel is a call of the runtime's FFT
-(`runtime_c/aotc_fft.c`) over ranges of the batch, each with scratch of its own (the tables
-of the first range a thread runs shared by its others), so
-threads may split them; every transform is computed alone, so the bits do not depend
+(`runtime_c/aotc_fft.c`) over ranges of the batch; the ranges one thread runs share the
+scratch of its first one (its tables and work buffers), so threads may split them; every transform is computed alone, so the bits do not depend
 on the split. Lengths the shape rule cannot match are refused, never read out of range.
 """
 from __future__ import annotations
@@ -121,13 +120,12 @@ def _fft_kernel(kb, instr: Instruction, outs) -> None:
     ch = kb.loop(kb.fresh("ch"), parts, (K.PARALLEL,))
     lo = kb.let(ch * batch // parts, "first")
     count = kb.let((ch + 1) * batch // parts - lo, "count")
-    base = kb.let(ch * chunk, "base")
-    scratch = K.Ptr(kb.scratch, base, elem=DTYPES["u8"], byte_view=True)
-    # the tables (twiddles, Bluestein's chirp) are computed once per call of the threaded
-    # loop, by its first part into its scratch, and the other parts read them there
-    tables = K.Ptr(kb.scratch, RANGE_START * chunk, elem=DTYPES["u8"], byte_view=True)
+    # the parts one call of the threaded loop runs (one after the other, on one thread) share
+    # the scratch of its first part: its tables (twiddles, Bluestein's chirp), computed by that
+    # part, and its work buffers, which stay in cache from one part to the next
+    scratch = K.Ptr(kb.scratch, RANGE_START * chunk, elem=DTYPES["u8"], byte_view=True)
     kb.emit(K.CallStmt(fn + "_shared", (K.Const(FFT_KINDS[kind]), count) + lens
-                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch, tables,
+                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch, scratch,
                           ch.eq(RANGE_START)), work))
     kb.close()
 

@@ -184,8 +184,8 @@ _FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post", 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n.startswith("fft_batch_ranges")])
 def test_ranges_of_a_batch_compute_the_tables_once_per_thread(name, tmp_path):
-    """Each range of the batch is a call of its own; a thread's first range computes the
-    tables into its scratch and its other ranges read them there (fill = ch == lo)."""
+    """Each range of the batch is a call of its own; the ranges a thread runs share the scratch
+    of its first one, whose call computes the tables there (fill = ch == lo)."""
     from .conftest import c_text_of
 
     c = c_text_of(CASES[name][0], name, tmp_path)
