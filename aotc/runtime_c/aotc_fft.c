@@ -501,8 +501,17 @@ AOTC_INTERNAL void aotc__fft_plan_init(aotc__fft_plan* p, int64_t n, unsigned ch
     *mem += aotc__fft_up64((size_t)len * 16u);
   }
   if (!fill) return;
+  /* a quarter turn further is a product by -i: exp(-2 pi i (k + len/4)/len) = (im, -re) of
+   * exp(-2 pi i k/len), exactly what aotc__fft_unit gives there (the same reduced angle, one
+   * more quarter turn), so for len a multiple of 4 only the first quarter calls cos and sin */
+  const int64_t quarter = len % 4 == 0 ? len / 4 : len;
   for (int64_t k = 0; k < len; k++) {
-    aotc__fft_unit(k, len, &p->tw_f64[2 * k], &p->tw_f64[2 * k + 1]);
+    if (k < quarter) {
+      aotc__fft_unit(k, len, &p->tw_f64[2 * k], &p->tw_f64[2 * k + 1]);
+    } else {
+      p->tw_f64[2 * k] = p->tw_f64[2 * (k - quarter) + 1];
+      p->tw_f64[2 * k + 1] = -p->tw_f64[2 * (k - quarter)];
+    }
     p->tw_f32[2 * k] = (float)p->tw_f64[2 * k];
     p->tw_f32[2 * k + 1] = (float)p->tw_f64[2 * k + 1];
   }

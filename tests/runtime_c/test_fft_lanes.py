@@ -3,7 +3,9 @@ gather and scatter of 8 lines by transposes) give the bits of its one-line scala
 every line of a batch of 9 identical ones (8 in a vector block, the ninth alone) comes out
 the same, and the machine's vector build, a portable build with neither vectors nor
 transposes (gcc -O0 -march=x86-64) and clang -O2 agree bit for bit, along the last axis
-and along the axes before it; the values are numpy's to f32 accuracy."""
+and along the axes before it; the values are numpy's to f32 accuracy. The twiddle tables,
+whose later quarters are the first one turned by exact products with -i, hold what the
+direct computation gives, bit for bit."""
 from __future__ import annotations
 
 import platform
@@ -93,3 +95,13 @@ def test_a_line_alone_gives_the_bits_of_a_line_in_a_vector_block(case, programs,
     got = _run(programs["native"], kind, dims, _input(kind, *dims, same_lines=True), tmp_path)
     for line in range(1, dims[0]):
         assert got[line].tobytes() == got[0].tobytes(), line
+
+
+def test_twiddle_quarters_are_the_direct_values(tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.fail("gcc is not installed (CI installs it)")
+    exe = tmp_path / "fft_twiddles"
+    subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(RUNTIME_DIR), "-o", str(exe),
+                    str(HERE / "fft_twiddles.c"), "-lm"], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("0 of "), r.stdout + r.stderr
