@@ -1,8 +1,8 @@
 """The `fft` op (fft_type FFT, IFFT, RFFT, IRFFT over 1-3 trailing dimensions): its
 attributes, shape rule and kernel. The kernel is a call of the runtime's FFT
 (`runtime_c/aotc_fft.c`) over ranges of the batch; the ranges one thread runs share the
-scratch of its first one (its tables and work buffers), so threads may split them; every transform is computed alone, so the bits do not depend
-on the split. Lengths the shape rule cannot match are refused, never read out of range.
+scratch of its first one (its tables and work buffers), so threads may split them; every
+transform is computed alone, so the bits do not depend on the split. Lengths the shape rule cannot match are refused, never read out of range.
 """
 from __future__ import annotations
 
@@ -125,8 +125,8 @@ def _fft_kernel(kb, instr: Instruction, outs) -> None:
     # part, and its work buffers, which stay in cache from one part to the next
     scratch = K.Ptr(kb.scratch, RANGE_START * chunk, elem=DTYPES["u8"], byte_view=True)
     kb.emit(K.CallStmt(fn + "_shared", (K.Const(FFT_KINDS[kind]), count) + lens
-                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch, scratch,
-                          ch.eq(RANGE_START)), work))
+                       + (K.Ptr(src, lo * in_line), K.Ptr(out, lo * out_line), scratch, ch.eq(RANGE_START)),
+                       work))
     kb.close()
 
 

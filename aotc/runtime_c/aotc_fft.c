@@ -569,7 +569,7 @@ AOTC_RT_API size_t aotc_fft_scratch_need(int kind, int64_t batch, int64_t n0, in
 }
 
 AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
-                                 const void* in, void* out, void* scratch, void* tables, int fill) {
+                                 const void* in, void* out, void* scratch, int fill) {
   int64_t n[3] = {n0, n1, n2};
   if (batch <= 0 || n0 <= 0 || n1 <= 0 || n2 <= 0) return; /* an empty result */
   unsigned char* mem = (unsigned char*)scratch;
@@ -580,7 +580,7 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
     if (aotc__fft_core_len(n[d]) > lmax) lmax = aotc__fft_core_len(n[d]);
     mem += aotc__fft_plan_bytes(n[d]);
   }
-  unsigned char* plans = (unsigned char*)tables;
+  unsigned char* plans = (unsigned char*)scratch;
   void* tmp = mem;
   mem += aotc__fft_tmp_bytes(kind, batch, n);
   double* X = (double*)(void*)mem;
@@ -668,22 +668,22 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
 
 AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                               void* out, void* scratch) {
-  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, scratch, 1);
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, 1);
 }
 
 AOTC_RT_API void aotc_fft_c128(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                void* out, void* scratch) {
-  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, scratch, 1);
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, 1);
 }
 
 AOTC_RT_API void aotc_fft_c64_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
-                                     void* out, void* scratch, void* tables, int fill) {
-  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, tables, fill);
+                                     void* out, void* scratch, int fill) {
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, fill);
 }
 
 AOTC_RT_API void aotc_fft_c128_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
-                                      void* out, void* scratch, void* tables, int fill) {
-  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, tables, fill);
+                                      void* out, void* scratch, int fill) {
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, fill);
 }
 
 #endif /* AOTC_FFT_C */

@@ -41,17 +41,15 @@ AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, i
 AOTC_RT_API void aotc_fft_c128(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                void* out, void* scratch);
 
-/* The same transforms over part of a batch, with the tables (twiddles; Bluestein's
- * chirp) of another call of the same kind and lengths: computed into `tables` when
- * `fill`, else read from there as a call with `fill` left them.  `tables` is the start
- * of that call's scratch (the tables come first), so the calls over the parts of one
- * batch, run one after the other, compute them once: the first passes tables ==
- * scratch and fill = 1, the others its scratch and 0.  `scratch` holds
- * aotc_fft_scratch_need bytes as for aotc_fft_c64 (its first bytes unused when
- * tables != scratch). */
+/* The same transforms into scratch that keeps its tables (twiddles; Bluestein's chirp)
+ * from a call before: computed there when `fill`, else read as an earlier call of the
+ * same kind and lengths with `fill` left them (the tables come first in the scratch, the
+ * same place for every batch size).  Calls over the parts of one batch, run one after
+ * the other with one scratch, compute them once: the first with fill = 1, the others 0.
+ * `scratch` holds aotc_fft_scratch_need bytes for the largest part. */
 AOTC_RT_API void aotc_fft_c64_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
-                                     void* out, void* scratch, void* tables, int fill);
+                                     void* out, void* scratch, int fill);
 AOTC_RT_API void aotc_fft_c128_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
-                                      void* out, void* scratch, void* tables, int fill);
+                                      void* out, void* scratch, int fill);
 
 #endif /* AOTC_FFT_H */
