@@ -25,6 +25,7 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_simd.h",  # f32 vocabulary of vectorized kernels (8 lanes, the widest), same bits as aotc_math.h
     "aotc_gemm.h",  # sgemm/dgemm declarations and blocking parameters
     "aotc_gemm.c",  # packed GEMM and its micro-kernels
+    "aotc_gemm_panels.c",  # f32 GEMM whose B the compiler stored in panels (bound weights)
     "aotc_taps.h",  # convolution as one GEMM over window positions, no im2col (optional part "taps")
     "aotc_taps.c",  # its slice copy, weight packing and segment micro-kernel (optional part "taps")
     "aotc_winograd.h",  # Winograd 3x3 convolution declarations (optional part "winograd")

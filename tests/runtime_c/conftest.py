@@ -120,6 +120,9 @@ def cdef_text(math: bool = True) -> str:
         " int64_t, const float*, int64_t, int64_t, float*, int64_t, void*);",
         "void aotc_dgemm_part(int64_t, int64_t, int64_t, int64_t, int64_t, const double*, int64_t,"
         " int64_t, const double*, int64_t, int64_t, double*, int64_t, void*);",
+        "void aotc_sgemm_pb(int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, void*);",
+        "void aotc_sgemm_pb_part(int64_t, int64_t, int64_t, int64_t, int64_t, const float*, int64_t, const float*,"
+        " float*, int64_t, void*);",
         # transpose
         "void aotc_tr_f32(int64_t, int64_t, const float*, int64_t, float*, int64_t);",
         # pool

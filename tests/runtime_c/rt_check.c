@@ -83,6 +83,36 @@ static int failures = 0;
 CHECK_GEMM(check_sgemm, float, aotc_sgemm, 5.96e-8)
 CHECK_GEMM(check_dgemm, double, aotc_dgemm, 1.12e-16)
 
+/* ---- B in panels: the bits of aotc_sgemm on the row-major B, whole and in slices ---- */
+static void check_sgemm_pb(int64_t M, int64_t N, int64_t K, void* scratch) {
+  float* a = (float*)malloc((size_t)(M * K) * sizeof(float));
+  float* b = (float*)malloc((size_t)(K * N) * sizeof(float));
+  float* bp = (float*)malloc((size_t)(K * N) * sizeof(float));
+  float* want = (float*)malloc((size_t)(M * N) * sizeof(float));
+  float* got = (float*)malloc((size_t)(M * N) * sizeof(float));
+  for (int64_t i = 0; i < M * K; ++i) a[i] = (float)rnd();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      b[k * N + n] = (float)rnd();
+      bp[(n / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL + k * AOTC_GEMM_PANEL + n % AOTC_GEMM_PANEL] = b[k * N + n];
+    }
+  aotc_sgemm(M, N, K, a, K, 1, b, N, 1, want, N, scratch);
+  for (int parts = 1; parts <= 3; ++parts) {
+    for (int64_t i = 0; i < M * N; ++i) got[i] = NAN;
+    for (int p = 0; p < parts; ++p) aotc_sgemm_pb_part(p, parts, M, N, K, a, K, bp, got, N, scratch);
+    if (memcmp(got, want, (size_t)(M * N) * sizeof(float)) != 0) {
+      printf("aotc_sgemm_pb M=%lld N=%lld K=%lld parts=%d: other bits than aotc_sgemm\n", (long long)M,
+             (long long)N, (long long)K, parts);
+      ++failures;
+    }
+  }
+  free(a);
+  free(b);
+  free(bp);
+  free(want);
+  free(got);
+}
+
 /* ---- pool ---- */
 typedef struct {
   _Atomic int32_t* counts;
@@ -157,6 +187,9 @@ int main(int argc, char** argv) {
     check_sgemm(M, N, K, (int)irnd(6), scratch);
     check_dgemm(M, N, K, (int)irnd(6), scratch);
   }
+  static const int64_t pb[][3] = {{2, 32, 5}, {3, 64, 700}, {AOTC_SGEMM_MR + 1, 96, 33},
+                                  {2 * AOTC_SGEMM_MC + 5, 160, 2 * AOTC_SGEMM_KC + 3}, {70, 32, 1}};
+  for (size_t i = 0; i < sizeof pb / sizeof pb[0]; ++i) check_sgemm_pb(pb[i][0], pb[i][1], pb[i][2], scratch);
   AOTC_ALIGNED_FREE(scratch);
   static const int64_t pool_n[] = {0, 1, 2, 3, 7, 64, 1000};
   for (int threads = 1; threads <= 4; ++threads)

@@ -426,3 +426,45 @@ def test_b_in_place_gives_the_bits_of_packed_b(gemm_rt, mnk):
             outs.append(c)
         np.testing.assert_allclose(outs[0], a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
         assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+
+
+def pack_panels_reference(b: np.ndarray) -> np.ndarray:
+    """B [K, N] in the panel layout of aotc_gemm_panels.c, written out from its formula
+    (element (k, n) at (n // 32) * K * 32 + k * 32 + n % 32), not with the compiler's
+    packer, which tests/ops/test_dot_panels.py checks against this."""
+    k, n = b.shape
+    out = np.empty(k * n, b.dtype)
+    kk, nn = np.meshgrid(np.arange(k), np.arange(n), indexing="ij")
+    out[(nn // 32) * k * 32 + kk * 32 + nn % 32] = b
+    return out
+
+
+@pytest.mark.parametrize("mnk", [(2, 32, 7), (3, 64, 40), (4, 96, 513), (13, 256, 1024), (128, 1024, 256),
+                                 (128, 256, 1024), (150, 160, 600), (300, 64, 96), (61, 128, 1200)])
+def test_b_in_panels_gives_the_bits_of_row_major_b(gemm_rt, mnk):
+    """aotc_sgemm_pb on B stored in panels: the bits of aotc_sgemm on the row-major B (every
+    row count from the copied short rows to several row blocks, K over several KC blocks), on
+    every SIMD path; every slice of aotc_sgemm_pb_part (columns cut in whole panels, rows in
+    tiles) together: the same bits again; nothing written outside C."""
+    m, n, k = mnk
+    rng = np.random.default_rng(m * 7 + n + k)
+    ffi, lib = gemm_rt.ffi, gemm_rt.lib
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    bp = pack_panels_reference(b)
+    fp = lambda x: ffi.cast("float*", x.ctypes.data)  # noqa: E731
+    want = np.zeros((m, n), np.float32)
+    lib.aotc_sgemm(m, n, k, fp(a), k, 1, fp(b), n, 1, fp(want), n, ffi.from_buffer(aligned_scratch()))
+    np.testing.assert_allclose(want, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+    ldc = n + 5
+    got = np.full((m, ldc), np.nan, np.float32)
+    lib.aotc_sgemm_pb(m, n, k, fp(a), k, fp(bp), fp(got), ldc, ffi.from_buffer(aligned_scratch()))
+    assert got[:, :n].tobytes() == want.tobytes()
+    assert np.isnan(got[:, n:]).all()
+    for parts in (2, 3, 4):
+        sliced = np.full((m, ldc), np.nan, np.float32)
+        for p in reversed(range(parts)):
+            lib.aotc_sgemm_pb_part(p, parts, m, n, k, fp(a), k, fp(bp), fp(sliced), ldc,
+                                   ffi.from_buffer(aligned_scratch()))
+        assert sliced[:, :n].tobytes() == want.tobytes(), parts
+        assert np.isnan(sliced[:, n:]).all()
