@@ -36,6 +36,7 @@ class Buf:
     dtype: DType
     size: int = 0  # elements, when known (locals, scratch views)
     dims: tuple[int, ...] = ()  # the array's dimensions, when it holds one
+    panels: int = 0  # a constant matrix stored in panels of this many columns (ops/dot.py), 0: row-major
 
 
 

@@ -14,7 +14,9 @@ from ..hlo.dtypes import DTYPES, from_numpy
 from ..hlo.ir import Computation, Module
 from ..errors import located
 from ..hlo.shape import ArrayShape, ShapeError, TupleShape
+from ..ops.dot import pack_panels
 from ..ops.registry import rule
+from ..runtime_c import GEMM_PANEL
 from ..kernel import ir as K
 from ..kernel.builder import c_ident
 from ..kernel.host import HostCall
@@ -26,6 +28,7 @@ from .concat_slices import choose_concat_slices
 from .liveness import choose_in_place, kernel_reads, live_intervals
 from .memory_plan import assign_offsets, peak_live_bytes
 from .names import NameSupply
+from .panels import panel_constants
 from .program import ConstArray, Kernel, Port, Program, Slot, Weight
 from ..hlo.opcodes import Op
 
@@ -78,7 +81,7 @@ class _Slots:
 
     def buffer(self, key: str) -> K.Buf:
         d = self.info[key]
-        return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims)
+        return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims, d.get("panels", 0))
 
 
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
@@ -102,7 +105,9 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                     for b in sig.bound) if weights_file else ()
     feed_by_param.update({w.hlo: len(sig.feeds) + k for k, w in enumerate(weights)})
 
-    # 1. slots for parameters, constants and kernel outputs (views come after their base)
+    # 1. slots for parameters, constants and kernel outputs (views come after their base);
+    #    a constant only GEMMs read as their B is stored in their panels (panels.py)
+    panels = panel_constants(m, comp, roles, fplan.heroes, {n for n, _ in fetch_refs})
     for ins in comp.instructions:
         role = roles[ins.name]
         if role == "param":
@@ -111,9 +116,12 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
             scalars[ins.name] = scalar_literal(ins)
         elif role == "const":
             cname = names.constant(name, ins.name)
-            consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims,
-                                     storage_array(ins.literal.values, ins.shape.dtype)))
-            slots.add(ins.name, ins.array_shape, "const", const=cname)
+            data = storage_array(ins.literal.values, ins.shape.dtype)
+            if ins.name in panels:
+                data = pack_panels(data, panels[ins.name])
+            consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims, data))
+            slots.add(ins.name, ins.array_shape, "const", const=cname,
+                      **({"panels": GEMM_PANEL} if ins.name in panels else {}))
     view_base: dict[str, str] = {}
     for ins in comp.instructions:
         if roles[ins.name] == "view":

@@ -13,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+import numpy as np
+
 from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..hlo.dtypes import DTYPES
 from ..kernel import ir as K
-from ..runtime_c import gemm_part_scratch_bytes, gemm_scratch_bytes
+from ..runtime_c import GEMM_PANEL, gemm_part_scratch_bytes, gemm_scratch_bytes
 from ..kernel.builder import Index, compute_type, load_value, narrow_result, store_value
 from .dot_lowp import emit_lowp, lowp_kind, lowp_scratch
 from .elementwise import _arr, convert_expr, suffix
@@ -301,6 +303,30 @@ def _split(p: GemmPlan) -> tuple[str, int]:
     return axis, next((c for c in (GEMM_PARTS, 2) if size >= max(2, RANGE_MIN) * c), 1)
 
 
+def rhs_in_panels(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> bool:
+    """Whether this dot reads a constant rhs stored in panels (aotc_sgemm_pb: no call packs
+    it; the lowering stores a constant so when every reader says yes). An f32 product run as
+    one GEMM of at least 2 rows (one row is the matrix-vector path, which sums in another
+    order) with A row-major and B the whole rhs, row-major [K, N], N a whole number of
+    panels; threads cut its columns in whole panels."""
+    if not (lhs.dtype == rhs.dtype == instr.array_shape.dtype == F32):
+        return False
+    p = gemm_plan(instr, lhs, rhs)
+    if p is None or p.count != 1 or p.m < 2 or p.a_cs != 1 or p.b_cs != 1 or p.b_rs != p.n \
+            or rhs.size != p.k * p.n or p.n % GEMM_PANEL:
+        return False
+    axis, ranges = _split(p)
+    return axis == "rows" or (p.n % ranges == 0 and p.n // ranges % GEMM_PANEL == 0)
+
+
+def pack_panels(values: np.ndarray, n: int) -> np.ndarray:
+    """A row-major [K, n] matrix (any shape of K * n elements) in the panel layout of
+    aotc_sgemm_pb: element (k, j) at (j // 32) * K * 32 + k * 32 + j % 32."""
+    k = values.size // n
+    flat = np.ascontiguousarray(values).reshape(k, n // GEMM_PANEL, GEMM_PANEL)
+    return np.ascontiguousarray(flat.transpose(1, 0, 2)).reshape(values.shape)
+
+
 def _epilogue_scratch(kb, instr, p: GemmPlan, direct: bool) -> tuple[int, int]:
     """(bytes of one range's scratch, where its result block starts) for `_split` ranges."""
     es = 8 if gemm_type(instr, *(kb.producers[o].array_shape for o in instr.operands)) == "f64" else 4
@@ -344,9 +370,14 @@ def _emit_gemm_epilogue(kb, instr, p: GemmPlan, lbuf: K.Buf, rbuf: K.Buf, out: K
         dst, dst_at = K.Buf(name, elem, block), K.Const(0)
         ld = p.n if axis == "rows" else cols
     work = p.m * p.n * p.k // ranges // 32
-    kb.emit(K.CallStmt(fn, (rows, cols, K.Const(p.k), K.Ptr(lbuf, a_at), K.Const(p.a_rs), K.Const(p.a_cs),
-                            K.Ptr(rbuf, b_at), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(dst, dst_at), K.lift(ld),
-                            scratch), work))
+    if rbuf.panels:  # a range of columns starts a whole number of panels in
+        b_at = lo * p.k if axis == "cols" else K.Const(0)
+        kb.emit(K.CallStmt("aotc_sgemm_pb", (rows, cols, K.Const(p.k), K.Ptr(lbuf, a_at), K.Const(p.a_rs),
+                                             K.Ptr(rbuf, b_at), K.Ptr(dst, dst_at), K.lift(ld), scratch), work))
+    else:
+        kb.emit(K.CallStmt(fn, (rows, cols, K.Const(p.k), K.Ptr(lbuf, a_at), K.Const(p.a_rs), K.Const(p.a_cs),
+                                K.Ptr(rbuf, b_at), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(dst, dst_at),
+                                K.lift(ld), scratch), work))
     kb.apply_epilogue(instr, out, dst, dst_at, ld, first, rows, p.n, col0, cols)
     if ranges > 1:
         kb.close()
@@ -409,9 +440,14 @@ def _emit_gemm(kb, instr, p: GemmPlan, a: K.Ptr, b: K.Ptr, c: K.Ptr, scratch_at:
     work = max(p.m * p.n * p.k // 32, 1)
 
     def call(ao: K.Expr, bo: K.Expr, co: K.Expr, at: K.Expr) -> None:
+        scratch = K.Ptr(kb.scratch) if at == K.Const(0) else K.Ptr(kb.scratch, at, elem=u8, byte_view=True)
+        if b.buf.panels:  # a lone call (rhs_in_panels): aotc_sgemm_pb[_threads]
+            args = (K.Const(p.m), K.Const(p.n), K.Const(p.k), K.Ptr(a.buf, ao), K.Const(p.a_rs), K.Ptr(b.buf, bo),
+                    K.Ptr(c.buf, co), K.Const(p.ldc), scratch)
+            kb.emit(K.CallStmt(fn.replace("aotc_sgemm", "aotc_sgemm_pb"), head + args, work))
+            return
         args = (K.Const(p.m), K.Const(p.n), K.Const(p.k), K.Ptr(a.buf, ao), K.Const(p.a_rs), K.Const(p.a_cs),
-                K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.ldc),
-                K.Ptr(kb.scratch) if at == K.Const(0) else K.Ptr(kb.scratch, at, elem=u8, byte_view=True))
+                K.Ptr(b.buf, bo), K.Const(p.b_rs), K.Const(p.b_cs), K.Ptr(c.buf, co), K.Const(p.ldc), scratch)
         kb.emit(K.CallStmt(fn, head + args, work))
 
     nb = p.count

@@ -111,6 +111,9 @@ def gemm_part_scratch_bytes(m: int, n: int, k: int, parts: int, elem_bytes: int 
     return need
 
 
+# columns of the panels a constant B of aotc_sgemm_pb is stored in (AOTC_GEMM_PANEL)
+GEMM_PANEL = 32
+
 # a row-major A of at most this many rows is one block, and B is packed a panel at a time
 # (AOTC_GEMM_DIRECT_B_MAX_M in aotc_gemm.c)
 GEMM_PANEL_B_MAX_M = 192

@@ -52,12 +52,28 @@ AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, 
       int64_t mc = 0;
       for (int64_t ic = 0; ic < mfull; ic += mc) {
         mc = aotc__pb_block_rows(mfull - ic);
+        /* the weight comes from memory, not from a packing that just touched it: each
+         * row tile prefetches its share of the next tile column's kc rows */
+        const int64_t tiles = (mc + AOTC_SGEMM_MR - 1) / AOTC_SGEMM_MR;
+        const int64_t pf_step = (kc + tiles - 1) / tiles;
         for (int64_t jr = jc; jr < jc + nc; jr += AOTC_SGEMM_NR) {
           const float* b = Bp + (jr / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL + pc * AOTC_GEMM_PANEL +
                            jr % AOTC_GEMM_PANEL;
+          const int64_t jn = jr + AOTC_SGEMM_NR;
+          const float* next = jn < jc + nc ? Bp + (jn / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL +
+                                                 pc * AOTC_GEMM_PANEL + jn % AOTC_GEMM_PANEL
+                                           : b;
           int64_t mr = 0;
-          for (int64_t ir = ic; ir < ic + mc; ir += mr) {
+          for (int64_t ir = ic, t = 0; ir < ic + mc; ir += mr, ++t) {
             mr = aotc__tile_rows(ic + mc - ir, AOTC_SGEMM_MR);
+            if (jn < jc + nc) {
+              const int64_t k0 = t * pf_step;
+              const int64_t k1 = k0 + pf_step < kc ? k0 + pf_step : kc;
+              for (int64_t k = k0; k < k1; ++k) {
+                AOTC_PREFETCH_R(next + k * AOTC_GEMM_PANEL);
+                AOTC_PREFETCH_R(next + k * AOTC_GEMM_PANEL + AOTC_SGEMM_NR - 1);
+              }
+            }
             aotc__sgemm_kernel_direct_n(mr, kc, A + ir * a_rs + pc, a_rs, b, AOTC_GEMM_PANEL,
                                         C + ir * ldc + jr, ldc, accumulate);
           }

@@ -1,0 +1,167 @@
+"""Bound GEMM weights stored in panels (ops/dot.py `rhs_in_panels`, `pack_panels`;
+lower/panels.py; runtime aotc_sgemm_pb): each case's module is compiled twice, with its
+weight `w` fed and with `w` bound by the config. The bound build must call aotc_sgemm_pb
+(no call packs the weight), give the bits of the fed build on one and two threads, and
+match XLA:CPU. Cases: an epilogue cut into column ranges of whole panels, a product
+sliced over the pool with no epilogue, K deeper than a K block with rows in two row
+blocks, two rows (copied into the scratch), one weight read by two products, and, kept
+row-major, a weight also read by an add, one row (the matrix-vector path) and 48 columns.
+
+Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU, w an argument).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import yaml
+
+from aotc.ops.dot import pack_panels
+
+from .conftest import assert_matches, load_case
+
+# f32 products of K terms in another order than XLA's (conftest.assert_matches)
+RTOL = 2e-5
+
+
+def _dense(name: str, m: int, k: int, n: int, epilogue: bool) -> str:
+    body = (f"""  b = f32[{n}] parameter(2)
+  bb = f32[{m},{n}] broadcast(b), dimensions={{1}}
+  a = f32[{m},{n}] add(d, bb)
+  z = f32[] constant(0)
+  zz = f32[{m},{n}] broadcast(z), dimensions={{}}
+  ROOT r = f32[{m},{n}] maximum(a, zz)""" if epilogue else f"  ROOT r = f32[{m},{n}] copy(d)")
+    return f"""HloModule {name}
+ENTRY main {{
+  x = f32[{m},{k}] parameter(0)
+  w = f32[{k},{n}] parameter(1)
+  d = f32[{m},{n}] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{body}
+}}
+"""
+
+
+def _shared(name: str, m: int, k: int, n: int, also_add: bool) -> str:
+    extra = (f"  s = f32[] parameter(3)\n  ss = f32[{k},{n}] broadcast(s), dimensions={{}}\n"
+             f"  e = f32[{k},{n}] add(w, ss)\n") if also_add else ""
+    out = f"(f32[{m},{n}], f32[{m},{n}]{f', f32[{k},{n}]' if also_add else ''})"
+    outs = "d1, d2" + (", e" if also_add else "")
+    return f"""HloModule {name}
+ENTRY main {{
+  x = f32[{m},{k}] parameter(0)
+  w = f32[{k},{n}] parameter(1)
+  y = f32[{m},{k}] parameter(2)
+  d1 = f32[{m},{n}] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  d2 = f32[{m},{n}] dot(y, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+{extra}  ROOT t = {out} tuple({outs})
+}}
+"""
+
+
+def _inputs(seed: int, *shapes) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+CASES: dict[str, tuple] = {}
+PANELS: dict[str, bool] = {}  # case -> whether the bound weight is stored in panels
+
+
+def _add(name: str, text: str, inputs: list[np.ndarray], panels: bool) -> None:
+    CASES[name] = (text, inputs, RTOL)
+    PANELS[name] = panels
+
+
+_add("panels_epilogue_cols", _dense("panels_epilogue_cols", 64, 256, 512, True),
+     _inputs(1, (64, 256), (256, 512), (512,)), True)
+_add("panels_sliced", _dense("panels_sliced", 96, 512, 128, False), _inputs(2, (96, 512), (512, 128)), True)
+_add("panels_deep_rows", _dense("panels_deep_rows", 150, 600, 64, True),
+     _inputs(3, (150, 600), (600, 64), (64,)), True)
+_add("panels_two_rows", _dense("panels_two_rows", 2, 256, 96, True), _inputs(4, (2, 256), (256, 96), (96,)), True)
+_add("panels_shared", _shared("panels_shared", 40, 128, 64, False), _inputs(5, (40, 128), (128, 64), (40, 128)), True)
+_add("panels_also_added", _shared("panels_also_added", 40, 128, 64, True),
+     _inputs(6, (40, 128), (128, 64), (40, 128), ()), False)
+_add("panels_one_row", _dense("panels_one_row", 1, 256, 128, True), _inputs(7, (1, 256), (256, 128), (128,)), False)
+_add("panels_48_columns", _dense("panels_48_columns", 32, 64, 48, True), _inputs(8, (32, 64), (64, 48), (48,)), False)
+
+
+def _params(text: str) -> dict[int, str]:
+    """Parameter number -> name."""
+    return dict(sorted((int(i), n) for n, i in re.findall(r"(\w+) = f32\[[\d,]*\] parameter\((\d+)\)", text)))
+
+
+def _config(path, text: str, bound: bool) -> str:
+    """cfg.yaml feeding every parameter, or binding `w` (parameter 1) from w.npz."""
+    cfg: dict = {"feeds": [{"id": i, "name": n} for i, n in _params(text).items() if not (bound and i == 1)]}
+    if bound:
+        cfg["bound"] = {"file": "w.npz", "params": [{"id": 1, "key": "w"}]}
+    out = path / ("bound.yaml" if bound else "fed.yaml")
+    out.write_text(yaml.safe_dump(cfg))
+    return str(out)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bound_weight_in_panels(name, tmp_path):
+    import aotc
+
+    text = CASES[name][0]
+    inputs, expected = load_case(name)
+    model = tmp_path / f"{name}.hlo"
+    model.write_text(text)
+    np.savez(tmp_path / "w.npz", w=inputs[1])
+    feeds = {_params(text)[i]: a for i, a in enumerate(inputs)}
+    runs = {}
+    for bound in (False, True):
+        cfg = _config(tmp_path, text, bound)
+        res = aotc.compile(str(model), config=cfg, out=str(tmp_path / f"lib_{int(bound)}"))
+        with open(res.c_path) as f:
+            assert _kernels_call_pb(f.read()) == (bound and PANELS[name]), (name, bound)
+        ins = {k: v for k, v in feeds.items() if not (bound and k == "w")}
+        for threads in (1, 2):
+            runs[bound, threads] = [np.asarray(v) for v in aotc.run(str(model), config=cfg, inputs=ins,
+                                                                    threads=threads).values()]
+    for key, got in runs.items():
+        assert len(got) == len(expected)
+        for k, (g, e) in enumerate(zip(got, expected)):
+            assert_matches(g, e, RTOL, f"{name} output {k} {key}")
+            assert g.tobytes() == runs[False, 1][k].tobytes(), f"{name} output {k} {key}: other bits than fed"
+
+
+def _kernels_call_pb(c_text: str) -> bool:
+    """Whether a kernel (not the embedded runtime) calls aotc_sgemm_pb."""
+    return any(line.lstrip().startswith(("aotc_sgemm_pb(", "aotc_sgemm_pb_threads("))
+               for line in c_text.split("static void k_", 1)[-1].splitlines())
+
+
+@pytest.mark.parametrize("shape", [(256, 512), (600, 64), (7, 32), (2, 4, 96)])
+def test_pack_panels_is_the_runtime_layout(shape):
+    """Element (k, j) of the [K, N] matrix at (j // 32) * K * 32 + k * 32 + j % 32, the
+    formula of aotc_gemm_panels.c, for a weight of any shape holding K * N elements."""
+    n = shape[-1] if len(shape) == 2 else shape[-2] * shape[-1]
+    w = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    flat = w.reshape(-1, n)
+    k = flat.shape[0]
+    got = pack_panels(w, n).reshape(-1)
+    kk, jj = np.meshgrid(np.arange(k), np.arange(n), indexing="ij")
+    assert got.shape == (w.size,)
+    np.testing.assert_array_equal(got[(jj // 32) * k * 32 + kk * 32 + jj % 32], flat)
+
+
+@pytest.mark.parametrize("name", ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols"])
+def test_bound_weight_in_panels_under_sanitizers(name, tmp_path):
+    """The bound build under AddressSanitizer and UBSan (a report fails the run), on two
+    threads: the panel reads, their prefetches and the copied short rows stay in bounds."""
+    import aotc
+    from aotc.options import CompileOptions
+
+    text = CASES[name][0]
+    inputs, expected = load_case(name)
+    model = tmp_path / f"{name}.hlo"
+    model.write_text(text)
+    np.savez(tmp_path / "w.npz", w=inputs[1])
+    ins = {n: a for (i, n), a in zip(_params(text).items(), inputs) if i != 1}
+    outs = aotc.run(str(model), config=_config(tmp_path, text, True), inputs=ins, threads=2,
+                    options=CompileOptions(cc="gcc", opt_level="-O1", sanitize="address"))
+    for k, (g, e) in enumerate(zip(outs.values(), expected)):
+        assert_matches(np.asarray(g), e, RTOL, f"{name} output {k}")
