@@ -107,7 +107,7 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
 
     # 1. slots for parameters, constants and kernel outputs (views come after their base);
     #    a constant only GEMMs read as their B is stored in their panels (panels.py)
-    panels = panel_constants(m, comp, roles, fplan.heroes, {n for n, _ in fetch_refs})
+    panels = panel_constants(m, comp, roles, fplan.heroes, {n for n, _ in fetch_refs}, conv_algorithm)
     for ins in comp.instructions:
         role = roles[ins.name]
         if role == "param":

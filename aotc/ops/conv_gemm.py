@@ -163,6 +163,10 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         fn, head = gemm, ()
         if plan.parts > 1:  # each call sliced over the pool when there is one; serial otherwise
             fn, head = f"{gemm}_threads", (kb.pool(), K.Const(plan.parts), K.Const(plan.part_bytes, U32))
+        if rbuf.panels:  # weights stored in panels (convolution.py conv_rhs_in_panels): aotc_sgemm_pb
+            kb.emit(K.CallStmt(fn.replace(gemm, "aotc_sgemm_pb"),
+                               head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), b, cdst, K.Const(ldc), scratch)))
+            return
         kb.emit(K.CallStmt(fn, head + (m, K.Const(O), K.Const(Kd), a, K.Const(Kd), K.Const(1), b, K.Const(O),
                                          K.Const(1), cdst, K.Const(ldc), scratch)))
 
@@ -245,10 +249,13 @@ def emit_gemm_conv(kb, instr: Instruction, plan: GemmConv, out: K.Buf) -> None:
         rows = K.Const(plan.P // n) if plan.P % n == 0 else kb.let((ch + 1) * plan.P // n - first, "rows")
         scratch = K.Ptr(kb.scratch, ch * plan.part_bytes + plan.off_chunk, elem=U8, byte_view=True)
         dst, at = (out, first * O) if cbuf is None else (cbuf, first * O)
-        kb.emit(K.CallStmt(gemm,
-                           (rows, K.Const(O), K.Const(Kd), K.Ptr(lbuf, first * Kd), K.Const(Kd), K.Const(1), K.Ptr(b),
-                            K.Const(O), K.Const(1), K.Ptr(dst, at), K.Const(O), scratch),
-                           (plan.P // n) * O * Kd // 32))
+        work = (plan.P // n) * O * Kd // 32
+        if rbuf.panels:
+            kb.emit(K.CallStmt("aotc_sgemm_pb", (rows, K.Const(O), K.Const(Kd), K.Ptr(lbuf, first * Kd), K.Const(Kd),
+                                                 K.Ptr(b), K.Ptr(dst, at), K.Const(O), scratch), work))
+        else:
+            kb.emit(K.CallStmt(gemm, (rows, K.Const(O), K.Const(Kd), K.Ptr(lbuf, first * Kd), K.Const(Kd), K.Const(1),
+                                      K.Ptr(b), K.Const(O), K.Const(1), K.Ptr(dst, at), K.Const(O), scratch), work))
         kb.apply_epilogue(instr, out, dst, at, O, first, rows, O)
         kb.close()
         return

@@ -16,6 +16,7 @@ from ..hlo.ir import Instruction, Window
 from ..hlo.shape import ArrayShape, Shape, row_major_strides
 from ..kernel import ir as K
 from ..kernel.builder import load_value, store_value
+from ..runtime_c import GEMM_PANEL
 from .conv_gemm import emit_gemm_conv, gemm_conv_plan
 from .conv_taps import emit_taps_conv, taps_plan
 from .conv_winograd import emit_winograd_conv, winograd_plan
@@ -84,6 +85,19 @@ def _conv_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     c = ConvDims(instr, lhs.rank, rhs.rank)
     nbytes = rhs.dims[c.rhs_o] * 8
     return nbytes if nbytes > _STACK_ACC_BYTES else 0
+
+
+def conv_rhs_in_panels(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, conv_algorithm: str) -> int | None:
+    """The output features O when this convolution runs as im2col GEMMs (neither Winograd
+    nor taps) reading an f32 [window positions x input features, O] weight in place, O a
+    whole number of GEMM panels: a constant weight only such readers read is stored in
+    panels (lower/panels.py) and the GEMMs call aotc_sgemm_pb (conv_gemm.py); else None."""
+    if winograd_plan(instr, lhs, rhs, conv_algorithm) is not None or taps_plan(instr, lhs, rhs) is not None:
+        return None
+    plan = gemm_conv_plan(instr, lhs, rhs)
+    if plan is None or not plan.direct_b or plan.elem != F32 or rhs.dtype != F32 or plan.O % GEMM_PANEL:
+        return None
+    return plan.O
 
 
 def _conv_kernel(kb, instr: Instruction, outs) -> None:

@@ -306,13 +306,12 @@ def _split(p: GemmPlan) -> tuple[str, int]:
 def rhs_in_panels(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape) -> bool:
     """Whether this dot reads a constant rhs stored in panels (aotc_sgemm_pb: no call packs
     it; the lowering stores a constant so when every reader says yes). An f32 product run as
-    one GEMM of at least 2 rows (one row is the matrix-vector path, which sums in another
-    order) with A row-major and B the whole rhs, row-major [K, N], N a whole number of
+    one GEMM with A row-major and B the whole rhs, row-major [K, N], N a whole number of
     panels; threads cut its columns in whole panels."""
     if not (lhs.dtype == rhs.dtype == instr.array_shape.dtype == F32):
         return False
     p = gemm_plan(instr, lhs, rhs)
-    if p is None or p.count != 1 or p.m < 2 or p.a_cs != 1 or p.b_cs != 1 or p.b_rs != p.n \
+    if p is None or p.count != 1 or p.a_cs != 1 or p.b_cs != 1 or p.b_rs != p.n \
             or rhs.size != p.k * p.n or p.n % GEMM_PANEL:
         return False
     axis, ranges = _split(p)

@@ -126,8 +126,8 @@ AOTC_RT_API void aotc_dgemm_threads(void (*parallel_for)(void*, int64_t, void (*
 
 /* f32 product whose B was stored by the compiler in panels of AOTC_GEMM_PANEL
  * columns (aotc_gemm_panels.c has the layout; N a multiple of the panel): no call
- * packs it.  A is row-major with rows a_rs apart.  For M >= 2, bit-identical to
- * aotc_sgemm on the same A and the row-major B.  The scratch is aotc_sgemm's; _part
+ * packs it.  A is row-major with rows a_rs apart.  Bit-identical to aotc_sgemm on
+ * the same A and the row-major B.  The scratch is aotc_sgemm's; _part
  * and _threads cut it as aotc_sgemm_part and aotc_sgemm_threads do (columns in
  * whole panels). */
 #define AOTC_GEMM_PANEL 32

@@ -15,8 +15,8 @@
  * KC, row blocks, NR-wide tiles), with A read in place and the kernels that
  * read B in place (_direct), which compute the same operations in the same
  * order as the packed ones: every element of C gets the bits aotc_sgemm gives
- * for the same A and the row-major B, for M >= 2 (aotc_sgemm takes the
- * matrix-vector path for one row).
+ * for the same A and the row-major B.  One row takes aotc_sgemm's matrix-vector
+ * path, a panel at a time (each element's sum is the same).
  */
 #ifndef AOTC_GEMM_H
 #include "aotc_gemm.h"
@@ -36,6 +36,11 @@ AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, 
   if (K <= 0) {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) C[m * ldc + n] = 0;
+    return;
+  }
+  if (M == 1) { /* aotc_sgemm's matrix-vector path, a panel at a time: the same sums */
+    for (int64_t j = 0; j < N; j += AOTC_GEMM_PANEL)
+      aotc_sgemm_axpy(AOTC_GEMM_PANEL, K, A, 1, Bp + j * K, AOTC_GEMM_PANEL, C + j);
     return;
   }
   float* rows = (float*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);

@@ -41,7 +41,7 @@ FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.t
             "tests.ops.test_window_order", "tests.ops.test_unswitch", "tests.ops.test_conv_taps",
             "tests.ops.test_interleave", "tests.ops.test_fold_once", "tests.ops.test_transpose_tiles",
             "tests.ops.test_bounds", "tests.ops.test_reduce_jam",
-            "tests.ops.test_dot_panels")
+            "tests.ops.test_gemm_panels")
 
 
 def all_cases() -> dict[str, tuple]:

@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     check_sgemm(M, N, K, (int)irnd(6), scratch);
     check_dgemm(M, N, K, (int)irnd(6), scratch);
   }
-  static const int64_t pb[][3] = {{2, 32, 5}, {3, 64, 700}, {AOTC_SGEMM_MR + 1, 96, 33},
+  static const int64_t pb[][3] = {{1, 96, 300}, {2, 32, 5}, {3, 64, 700}, {AOTC_SGEMM_MR + 1, 96, 33},
                                   {2 * AOTC_SGEMM_MC + 5, 160, 2 * AOTC_SGEMM_KC + 3}, {70, 32, 1}};
   for (size_t i = 0; i < sizeof pb / sizeof pb[0]; ++i) check_sgemm_pb(pb[i][0], pb[i][1], pb[i][2], scratch);
   AOTC_ALIGNED_FREE(scratch);

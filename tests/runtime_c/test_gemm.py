@@ -439,11 +439,12 @@ def pack_panels_reference(b: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("mnk", [(2, 32, 7), (3, 64, 40), (4, 96, 513), (13, 256, 1024), (128, 1024, 256),
+@pytest.mark.parametrize("mnk", [(1, 96, 300), (1, 32, 3), (2, 32, 7), (3, 64, 40), (4, 96, 513), (13, 256, 1024), (128, 1024, 256),
                                  (128, 256, 1024), (150, 160, 600), (300, 64, 96), (61, 128, 1200)])
 def test_b_in_panels_gives_the_bits_of_row_major_b(gemm_rt, mnk):
     """aotc_sgemm_pb on B stored in panels: the bits of aotc_sgemm on the row-major B (every
-    row count from the copied short rows to several row blocks, K over several KC blocks), on
+    row count from one (the matrix-vector path) and the copied short rows to several row
+    blocks, K over several KC blocks), on
     every SIMD path; every slice of aotc_sgemm_pb_part (columns cut in whole panels, rows in
     tiles) together: the same bits again; nothing written outside C."""
     m, n, k = mnk

@@ -1,11 +1,15 @@
-"""Bound GEMM weights stored in panels (ops/dot.py `rhs_in_panels`, `pack_panels`;
-lower/panels.py; runtime aotc_sgemm_pb): each case's module is compiled twice, with its
+"""Bound GEMM weights stored in panels (ops/dot.py `rhs_in_panels`, `pack_panels`,
+ops/convolution.py `conv_rhs_in_panels`; lower/panels.py; runtime aotc_sgemm_pb): each
+case's module is compiled twice, with its
 weight `w` fed and with `w` bound by the config. The bound build must call aotc_sgemm_pb
 (no call packs the weight), give the bits of the fed build on one and two threads, and
 match XLA:CPU. Cases: an epilogue cut into column ranges of whole panels, a product
 sliced over the pool with no epilogue, K deeper than a K block with rows in two row
-blocks, two rows (copied into the scratch), one weight read by two products, and, kept
-row-major, a weight also read by an add, one row (the matrix-vector path) and 48 columns.
+blocks, two rows (copied into the scratch), one row (the matrix-vector path, a panel at a
+time), one weight read by two products; convolutions as im2col GEMMs: 1x1 sliced over
+the pool and in row ranges with their epilogues, 3x3 stride 2, a 1-D one whose last block
+of rows has one row; and, kept row-major, a weight also read by an add, 48 columns, a
+convolution the taps kernel runs and one with 48 features.
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU, w an argument).
 """
@@ -59,6 +63,24 @@ ENTRY main {{
 """
 
 
+def _conv(name: str, x: str, w: str, out: str, window: str, labels: str, epilogue: bool) -> str:
+    o = out.split(",")[-1]
+    body = (f"""  b = f32[{o}] parameter(2)
+  bb = f32[{out}] broadcast(b), dimensions={{{out.count(",")}}}
+  a = f32[{out}] add(c, bb)
+  z = f32[] constant(0)
+  zz = f32[{out}] broadcast(z), dimensions={{}}
+  ROOT r = f32[{out}] maximum(a, zz)""" if epilogue else f"  ROOT r = f32[{out}] copy(c)")
+    return f"""HloModule {name}
+ENTRY main {{
+  x = f32[{x}] parameter(0)
+  w = f32[{w}] parameter(1)
+  c = f32[{out}] convolution(x, w), window={{{window}}}, dim_labels={labels}
+{body}
+}}
+"""
+
+
 def _inputs(seed: int, *shapes) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -82,7 +104,26 @@ _add("panels_two_rows", _dense("panels_two_rows", 2, 256, 96, True), _inputs(4, 
 _add("panels_shared", _shared("panels_shared", 40, 128, 64, False), _inputs(5, (40, 128), (128, 64), (40, 128)), True)
 _add("panels_also_added", _shared("panels_also_added", 40, 128, 64, True),
      _inputs(6, (40, 128), (128, 64), (40, 128), ()), False)
-_add("panels_one_row", _dense("panels_one_row", 1, 256, 128, True), _inputs(7, (1, 256), (256, 128), (128,)), False)
+_add("panels_one_row", _dense("panels_one_row", 1, 256, 128, True), _inputs(7, (1, 256), (256, 128), (128,)), True)
+# convolutions run as im2col GEMMs reading the weight in place (ops/convolution.py)
+_add("panels_conv1x1_sliced", _conv("panels_conv1x1_sliced", "1,14,14,128", "1,1,128,64", "1,14,14,64", "size=1x1",
+                                    "b01f_01io->b01f", True),
+     _inputs(11, (1, 14, 14, 128), (1, 1, 128, 64), (64,)), True)
+_add("panels_conv1x1_ranges", _conv("panels_conv1x1_ranges", "1,28,28,64", "1,1,64,128", "1,28,28,128", "size=1x1",
+                                    "b01f_01io->b01f", True),
+     _inputs(12, (1, 28, 28, 64), (1, 1, 64, 128), (128,)), True)
+_add("panels_conv3x3_stride2", _conv("panels_conv3x3_stride2", "2,16,16,32", "3,3,32,64", "2,8,8,64",
+                                     "size=3x3 stride=2x2 pad=1_1x1_1", "b01f_01io->b01f", True),
+     _inputs(13, (2, 16, 16, 32), (3, 3, 32, 64), (64,)), True)
+_add("panels_conv1d_last_row", _conv("panels_conv1d_last_row", "1,259,8", "3,8,32", "1,257,32", "size=3",
+                                     "b0f_0io->b0f", False),
+     _inputs(14, (1, 259, 8), (3, 8, 32)), True)
+_add("panels_conv_taps", _conv("panels_conv_taps", "1,12,12,32", "3,3,32,64", "1,12,12,64",
+                               "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", True),
+     _inputs(15, (1, 12, 12, 32), (3, 3, 32, 64), (64,)), False)
+_add("panels_conv_48_features", _conv("panels_conv_48_features", "1,14,14,64", "1,1,64,48", "1,14,14,48", "size=1x1",
+                                      "b01f_01io->b01f", True),
+     _inputs(16, (1, 14, 14, 64), (1, 1, 64, 48), (48,)), False)
 _add("panels_48_columns", _dense("panels_48_columns", 32, 64, 48, True), _inputs(8, (32, 64), (64, 48), (48,)), False)
 
 
@@ -148,7 +189,8 @@ def test_pack_panels_is_the_runtime_layout(shape):
     np.testing.assert_array_equal(got[(jj // 32) * k * 32 + kk * 32 + jj % 32], flat)
 
 
-@pytest.mark.parametrize("name", ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols"])
+@pytest.mark.parametrize("name", ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols", "panels_conv1d_last_row",
+                                  "panels_conv1x1_ranges"])
 def test_bound_weight_in_panels_under_sanitizers(name, tmp_path):
     """The bound build under AddressSanitizer and UBSan (a report fails the run), on two
     threads: the panel reads, their prefetches and the copied short rows stay in bounds."""
