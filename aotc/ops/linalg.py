@@ -439,6 +439,12 @@ for _t in "sdcz":
 # ------------------------------------------------------------------ gees
 
 
+def gees_work(n: int) -> int:
+    """Elements (of the matrix's type) of scratch aotc_la_?_gees takes: the Hessenberg QR's
+    Z and vector, then ?gebal's n permutation entries."""
+    return n * n + 2 * n
+
+
 def _gees_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     t = target_letter(instr, "gees")
     options(instr, _GEES)
@@ -463,7 +469,7 @@ def _gees_kernel(kb, instr: Instruction, outs) -> None:
     nb = prod(bd)
     if nb == 0:
         return
-    (work,) = _scratch(kb, [("work", a.dtype, n * n + n)])
+    (work,) = _scratch(kb, [("work", a.dtype, gees_work(n))])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     tt, z, *w, sdim, info = outs

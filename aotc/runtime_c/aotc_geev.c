@@ -3,7 +3,8 @@
  * single-shift complex QR with LAPACK's (zlahqr's) deflation test and shifts to the Schur form
  * T = Z^H A Z, eigenvectors of T by back-substitution (as ztrevc) moved back by Z, and zgeev's
  * normalization: unit 2-norm, largest component real.  Written once in complex arithmetic
- * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z).  No balancing (LAPACK's gebal).  The complex
+ * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z).  The matrix is balanced first (permuted and
+ * scaled, as LAPACK 3.12's ?gebal) and the eigenvectors moved back (?gebak).  The complex
  * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.  The real
  * targets (aotc_schur.c) take LAPACK's real double-shift QR, then these eigenvectors.
  */
@@ -15,6 +16,111 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#define AOTC__LA_BALANCE(P, T, R)                                                                                     \
+/* LAPACK's ?gebal as XLA:CPU's LAPACK (3.12) runs it, on the n x n row-major a: with `permute`, rows and columns     \
+   exchanged to isolate eigenvalues (a row with no other nonzero in columns 0..l pushed down to l, a column with no   \
+   other nonzero in rows k..l pushed left to k, each search repeated until nothing moves); with `scale`, rows and     \
+   columns k..l scaled by powers of 2 until their 2-norms are as close as ?gebal's test makes them.  *ilo..*ihi is    \
+   the block left (0-based); scale[i] outside it is the index exchanged with i, inside it the factor. */              \
+AOTC_INLINE R P##_bal_max3(R x, R y, R z) { R m = x > y ? x : y; return m > z ? m : z; }                              \
+AOTC_INLINE R P##_bal_min3(R x, R y, R z) { R m = x < y ? x : y; return m < z ? m : z; }                              \
+AOTC_INLINE R P##_bal_nrm2(int64_t m, const T* x, int64_t s) {                                                        \
+  R amax = (R)0, ss = (R)0;                                                                                           \
+  for (int64_t i = 0; i < m; ++i) { R a = P##_abs(x[i * s]); amax = a > amax ? a : amax; }                            \
+  if (!(amax > (R)0)) return amax;                                                                                    \
+  for (int64_t i = 0; i < m; ++i) ss += P##_abs2(P##_rmul(x[i * s], (R)1 / amax));                                    \
+  return amax * P##_sqrt(ss);                                                                                         \
+}                                                                                                                     \
+AOTC_INLINE R P##_bal_amax(int64_t m, const T* x, int64_t s) { /* |x[i?amax]|: the first largest |re| + |im| */       \
+  int64_t best = 0;                                                                                                   \
+  R bv = (R)-1;                                                                                                       \
+  for (int64_t i = 0; i < m; ++i) { R a = P##_abs1(x[i * s]); if (a > bv) { bv = a; best = i; } }                     \
+  return m > 0 ? P##_abs(x[best * s]) : (R)0;                                                                         \
+}                                                                                                                     \
+AOTC_INLINE void P##_bal_swap(int64_t n, T* a, int64_t i, int64_t j, int64_t k, int64_t l) {                          \
+  for (int64_t r = 0; r <= l; ++r) { T t = a[r * n + i]; a[r * n + i] = a[r * n + j]; a[r * n + j] = t; }             \
+  for (int64_t c = k; c < n; ++c) { T t = a[i * n + c]; a[i * n + c] = a[j * n + c]; a[j * n + c] = t; }              \
+}                                                                                                                     \
+AOTC_INLINE void P##_gebal(int permute, int scale, int64_t n, T* a, R* sc, int64_t* ilo, int64_t* ihi) {              \
+  int64_t k = 0, l = n - 1;                                                                                           \
+  *ilo = 0;                                                                                                           \
+  *ihi = l;                                                                                                           \
+  if (n <= 0) return;                                                                                                 \
+  for (int noconv = permute; noconv;) {                                                                               \
+    noconv = 0;                                                                                                       \
+    for (int64_t i = l; i >= 0; --i) { /* the loop's range is fixed when it starts, as in Fortran */                   \
+      int can = 1;                                                                                                    \
+      for (int64_t j = 0; j <= l && can; ++j) can = i == j || P##_abs1(a[i * n + j]) == (R)0;                         \
+      if (!can) continue;                                                                                             \
+      sc[l] = (R)i;                                                                                                   \
+      if (i != l) P##_bal_swap(n, a, i, l, k, l);                                                                     \
+      noconv = 1;                                                                                                     \
+      if (l == 0) { *ihi = 0; return; }                                                                               \
+      --l;                                                                                                            \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  for (int noconv = permute; noconv;) {                                                                               \
+    noconv = 0;                                                                                                       \
+    for (int64_t j = k, l0 = l; j <= l0; ++j) {                                                                       \
+      int can = 1;                                                                                                    \
+      for (int64_t i = k; i <= l && can; ++i) can = i == j || P##_abs1(a[i * n + j]) == (R)0;                         \
+      if (!can) continue;                                                                                             \
+      sc[k] = (R)j;                                                                                                   \
+      if (j != k) P##_bal_swap(n, a, j, k, k, l);                                                                     \
+      noconv = 1;                                                                                                     \
+      ++k;                                                                                                            \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  for (int64_t i = k; i <= l; ++i) sc[i] = (R)1;                                                                      \
+  *ilo = k;                                                                                                           \
+  *ihi = l;                                                                                                           \
+  if (!scale) return;                                                                                                 \
+  const R sfmin1 = P##_sfmin() / P##_eps(), sfmax1 = (R)1 / sfmin1;                                                   \
+  const R sfmin2 = sfmin1 * (R)2, sfmax2 = (R)1 / sfmin2;                                                             \
+  for (int noconv = 1; noconv;) {                                                                                     \
+    noconv = 0;                                                                                                       \
+    for (int64_t i = k; i <= l; ++i) {                                                                                \
+      R c = P##_bal_nrm2(l - k + 1, a + k * n + i, n), r = P##_bal_nrm2(l - k + 1, a + i * n + k, 1);                 \
+      R ca = P##_bal_amax(l + 1, a + i, n), ra = P##_bal_amax(n - k, a + i * n + k, 1);                               \
+      if (c == (R)0 || r == (R)0) continue;                                                                           \
+      if (c + ca + r + ra != c + ca + r + ra) return; /* NaN: as ?gebal, stop */                                      \
+      R g = r / (R)2, f = (R)1, s = c + r;                                                                            \
+      while (c < g && P##_bal_max3(f, c, ca) < sfmax2 && P##_bal_min3(r, g, ra) > sfmin2) {                           \
+        f *= (R)2; c *= (R)2; ca *= (R)2; r /= (R)2; g /= (R)2; ra /= (R)2;                                           \
+      }                                                                                                               \
+      g = c / (R)2;                                                                                                   \
+      while (g >= r && (r > ra ? r : ra) < sfmax2 && P##_bal_min3(P##_bal_min3(f, c, g), ca, ca) > sfmin2) {          \
+        f /= (R)2; c /= (R)2; g /= (R)2; ca /= (R)2; r *= (R)2; ra *= (R)2;                                           \
+      }                                                                                                               \
+      if (c + r >= (R)0.95 * s) continue;                                                                             \
+      if (f < (R)1 && sc[i] < (R)1 && f * sc[i] <= sfmin1) continue;                                                  \
+      if (f > (R)1 && sc[i] > (R)1 && sc[i] >= sfmax1 / f) continue;                                                  \
+      g = (R)1 / f;                                                                                                   \
+      sc[i] *= f;                                                                                                     \
+      noconv = 1;                                                                                                     \
+      for (int64_t cc = k; cc < n; ++cc) a[i * n + cc] = P##_rmul(a[i * n + cc], g);                                  \
+      for (int64_t rr = 0; rr <= l; ++rr) a[rr * n + i] = P##_rmul(a[rr * n + i], f);                                 \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}                                                                                                                     \
+/* ?gebak on column c of the n x n row-major v: rows ilo..ihi times scale (right vectors) or over it (left), then     \
+   the exchanges undone, those before ilo from ilo - 1 down, then those after ihi upwards. */                         \
+AOTC_INLINE void P##_gebak(int left, int64_t n, T* v, int64_t c, const R* sc, int64_t ilo, int64_t ihi) {            \
+  for (int64_t i = ilo; i <= ihi && ilo < ihi; ++i) /* none when ilo == ihi (scale[ilo] may be an index) */          \
+    v[i * n + c] = P##_rmul(v[i * n + c], left ? (R)1 / sc[i] : sc[i]);                                               \
+  for (int64_t ii = 0; ii < n; ++ii) {                                                                                \
+    int64_t i = ii;                                                                                                   \
+    if (i >= ilo && i <= ihi) continue;                                                                               \
+    if (i < ilo) i = ilo - 1 - ii;                                                                                    \
+    const int64_t k = (int64_t)sc[i];                                                                                 \
+    if (k != i) { T t = v[i * n + c]; v[i * n + c] = v[k * n + c]; v[k * n + c] = t; }                                \
+  }                                                                                                                   \
+}
+AOTC__LA_BALANCE(aotc_la_s, float, float)
+AOTC__LA_BALANCE(aotc_la_d, double, double)
+AOTC__LA_BALANCE(aotc_la_c, aotc_c64, float)
+AOTC__LA_BALANCE(aotc_la_z, aotc_c128, double)
 
 #define AOTC__LA_GEEV(P, T, R)                                                                                        \
 /* sqrt(x^2 + y^2 + z^2) without overflow (LAPACK's ?lapy3). */                                                       \
@@ -246,9 +352,11 @@ AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c) {                    
   v[best * n + c] = P##_mk(P##_re(v[best * n + c]), (R)0);                                                            \
 }                                                                                                                     \
                                                                                                                       \
-/* Eigenvectors of the Schur form t (as ?trevc, then back-transformed by z and normalized): right ones into vr        \
-   (column k for w[k]) when `right`, left ones (u^H A = w[k] u^H) into vl when `left`.  x: n scratch. */              \
-AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* z, T* vl, T* vr, T* x) {              \
+/* Eigenvectors of the Schur form t (as ?trevc, then back-transformed by z, by ?gebak when sc is not NULL, and        \
+   normalized): right ones into vr (column k for w[k]) when `right`, left ones (u^H A = w[k] u^H) into vl when        \
+   `left`.  x: n scratch. */                                                                                          \
+AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* z, T* vl, T* vr, T* x, const R* sc,   \
+                           int64_t ilo, int64_t ihi) {                                                                \
   const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                       \
   for (int64_t k = 0; k < n; ++k) {                                                                                   \
     T lam = t[k * n + k];                                                                                             \
@@ -268,6 +376,7 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
         for (int64_t j = 0; j <= k; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                                 \
         vr[r * n + k] = s;                                                                                            \
       }                                                                                                               \
+      if (sc) P##_gebak(0, n, vr, k, sc, ilo, ihi);                                                                   \
       P##_normalize(n, vr, k);                                                                                        \
     }                                                                                                                 \
     if (left) { /* (T - lam)^H y = 0, y[k] = 1, y[..k) = 0 */                                                         \
@@ -284,6 +393,7 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
         for (int64_t j = k; j < n; ++j) s = P##_add(s, P##_mul(z[r * n + j], x[j]));                                  \
         vl[r * n + k] = s;                                                                                            \
       }                                                                                                               \
+      if (sc) P##_gebak(1, n, vl, k, sc, ilo, ihi);                                                                   \
       P##_normalize(n, vl, k);                                                                                        \
     }                                                                                                                 \
   }                                                                                                                   \
@@ -296,6 +406,9 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
 AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl, T* vr, int32_t* info, T* work) {    \
   T* z = work;                                                                                                        \
   T* x = work + n * n;                                                                                                \
+  R* sc = (R*)(work + n * n + n);                                                                                     \
+  int64_t ilo, ihi;                                                                                                   \
+  P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* ?geev balances: permutes and scales */                                    \
   P##_hessenberg(n, h, z, x);                                                                                         \
   *info = P##_lahqr(n, h, z, w);                                                                                      \
   if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(T));                                                              \
@@ -306,7 +419,7 @@ AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl
     for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                            \
     return;                                                                                                           \
   }                                                                                                                   \
-  P##_trevc(left, right, n, h, z, vl, vr, x);                                                                         \
+  P##_trevc(left, right, n, h, z, vl, vr, x, sc, ilo, ihi);                                                           \
 }                                                                                                                     \
                                                                                                                       \
 AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T* vl, T* vr, int32_t* info,            \
@@ -317,16 +430,23 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T*
 }                                                                                                                     \
                                                                                                                       \
 /* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless      \
-   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + n elements. */                                  \
+   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + 2n elements. */                                 \
 AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w, int32_t* sdim, int32_t* info,       \
                           T* work) {                                                                                  \
   if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                 \
+  R* sc = (R*)(work + n * n + n);                                                                                     \
+  int64_t ilo, ihi;                                                                                                   \
+  P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* ?gees permutes (no scaling), then moves the vectors back */               \
   P##_hessenberg(n, t, work, work + n * n);                                                                           \
   *info = P##_lahqr(n, t, work, w);                                                                                   \
   *sdim = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
-  if (vectors) memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                          \
-  else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                     \
+  if (vectors) {                                                                                                      \
+    memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                                     \
+    for (int64_t c = 0; c < n; ++c) P##_gebak(0, n, z, c, sc, ilo, ihi);                                              \
+  } else {                                                                                                            \
+    memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
+  }                                                                                                                   \
 }
 
 /* GCC would vectorize complex products into fused multiply-add/subtract (see aotc_linalg.c). */

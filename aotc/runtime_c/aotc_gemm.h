@@ -124,21 +124,4 @@ AOTC_RT_API void aotc_dgemm_threads(void (*parallel_for)(void*, int64_t, void (*
                                     int64_t K, const double* A, int64_t a_rs, int64_t a_cs, const double* B,
                                     int64_t b_rs, int64_t b_cs, double* C, int64_t ldc, void* scratch);
 
-/* f32 product whose B was stored by the compiler in panels of AOTC_GEMM_PANEL
- * columns (aotc_gemm_panels.c has the layout; N a multiple of the panel): no call
- * packs it.  A is row-major with rows a_rs apart.  Bit-identical to aotc_sgemm on
- * the same A and the row-major B.  The scratch is aotc_sgemm's; _part
- * and _threads cut it as aotc_sgemm_part and aotc_sgemm_threads do (columns in
- * whole panels). */
-#define AOTC_GEMM_PANEL 32
-AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
-                               const float* Bp, float* C, int64_t ldc, void* scratch);
-AOTC_RT_API void aotc_sgemm_pb_part(int64_t part, int64_t parts, int64_t M, int64_t N, int64_t K,
-                                    const float* A, int64_t a_rs, const float* Bp, float* C,
-                                    int64_t ldc, void* scratch);
-AOTC_RT_API void aotc_sgemm_pb_threads(void (*parallel_for)(void*, int64_t, void (*)(void*, int64_t, int64_t), void*),
-                                       void* user, int threads, int64_t parts, size_t part_scratch,
-                                       int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
-                                       const float* Bp, float* C, int64_t ldc, void* scratch);
-
 #endif /* AOTC_GEMM_H */

@@ -18,9 +18,26 @@
  * for the same A and the row-major B.  One row takes aotc_sgemm's matrix-vector
  * path, a panel at a time (each element's sum is the same).
  */
-#ifndef AOTC_GEMM_H
-#include "aotc_gemm.h"
+#ifndef AOTC_GEMM_H /* compiled on its own: the GEMM's kernels, static like the rest */
+#include "aotc_gemm.c"
 #endif
+
+/* The API: an f32 product whose B was stored by the compiler in panels of AOTC_GEMM_PANEL
+ * columns (the layout above; N a multiple of the panel): no call
+ * packs it.  A is row-major with rows a_rs apart.  Bit-identical to aotc_sgemm on
+ * the same A and the row-major B.  The scratch is aotc_sgemm's; _part
+ * and _threads cut it as aotc_sgemm_part and aotc_sgemm_threads do (columns in
+ * whole panels). */
+#define AOTC_GEMM_PANEL 32
+AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
+                               const float* Bp, float* C, int64_t ldc, void* scratch);
+AOTC_RT_API void aotc_sgemm_pb_part(int64_t part, int64_t parts, int64_t M, int64_t N, int64_t K,
+                                    const float* A, int64_t a_rs, const float* Bp, float* C,
+                                    int64_t ldc, void* scratch);
+AOTC_RT_API void aotc_sgemm_pb_threads(void (*parallel_for)(void*, int64_t, void (*)(void*, int64_t, int64_t), void*),
+                                       void* user, int threads, int64_t parts, size_t part_scratch,
+                                       int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
+                                       const float* Bp, float* C, int64_t ldc, void* scratch);
 
 AOTC_STATIC_ASSERT(AOTC_GEMM_PANEL % AOTC_SGEMM_NR == 0, "a B panel is whole register tiles wide");
 

@@ -348,17 +348,24 @@ AOTC_INLINE void P##_rs_lanv2(T* a, T* b, T* c, T* d, T* rt1r, T* rt1i, T* rt2r,
 AOTC__LA_LAHQR_REAL(P, T)                                                                                             \
                                                                                                                       \
 /* The real Schur decomposition (?gees, no sorting) of the row-major n x n src: t = T, z = Z (zeros unless            \
-   `vectors`), wr/wi the eigenvalues, *sdim = 0, *info as ?lahqr's.  work: n*n + n elements. */                       \
+   `vectors`), wr/wi the eigenvalues, *sdim = 0, *info as ?lahqr's.  work: n*n + 2n elements. */                      \
 AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* wr, T* wi, int32_t* sdim,              \
                           int32_t* info, T* work) {                                                                   \
   *sdim = 0;                                                                                                          \
   *info = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
   if (t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                          \
+  T* sc = work + n * n + n;                                                                                           \
+  int64_t ilo, ihi;                                                                                                   \
+  P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* dgees permutes (no scaling), then moves the vectors back */               \
   P##_rs_hessenberg(n, t, work, work + n * n);                                                                        \
   *info = P##_rs_lahqr(n, t, work, wr, wi);                                                                           \
-  if (vectors) memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                          \
-  else memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                     \
+  if (vectors) {                                                                                                      \
+    memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                                     \
+    for (int64_t c = 0; c < n; ++c) P##_gebak(0, n, z, c, sc, ilo, ihi);                                              \
+  } else {                                                                                                            \
+    memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
+  }                                                                                                                   \
 }
 
 /* Not vectorized by GCC: with FMA available (-mfma, -march=native) its SLP vectorizer turns the row
@@ -427,7 +434,10 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   CT* x = work + 2 * n * n;                                                                                           \
   T* h = (T*)(work + 2 * n * n + n);                                                                                  \
   T* zr = h + n * n;                                                                                                  \
+  T* sc = zr + n * n + n;                                                                                             \
+  int64_t ilo, ihi;                                                                                                   \
   memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                                        \
+  P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* dgeev balances: permutes and scales */                                    \
   P##_rs_hessenberg(n, h, zr, zr + n * n);                                                                            \
   *info = P##_rs_lahqr(n, h, zr, wr, wi);                                                                             \
   if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(CT));                                                             \
@@ -442,7 +452,7 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                   \
   for (int64_t i = 0; i + 1 < n; ++i)                                                                                 \
     if (wi[i] > (T)0) P##_ev_block(n, tc, zc, i, wr[i], wi[i]);                                                       \
-  Q##_trevc(left, right, n, tc, zc, vl, vr, x);                                                                       \
+  Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi);                                                         \
   if (left) P##_ev_real_columns(n, wi, vl);                                                                           \
   if (right) P##_ev_real_columns(n, wi, vr);                                                                          \
 }

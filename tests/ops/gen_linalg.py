@@ -104,6 +104,26 @@ def matrix(rng, shape: tuple, dt: str, kind: str) -> np.ndarray:
     if kind == "jordan":  # Jordan blocks of size 2 (eigenvalue 1, 2, ...): defective
         j = np.diag((np.arange(n) // 2 + 1).astype(np.float64)) + np.diag((np.arange(n - 1) % 2 == 0) * 1.0, 1)
         return np.broadcast_to(j, shape).astype(NP[dt]).copy()
+    if kind == "scaled":  # D B D^-1, D over eight decades: unbalanced QR loses digits, ?gebal scales it back
+        d = 10.0 ** (np.arange(n) - n // 2)
+        x = _normal(rng, shape, dt)
+        return (x * d[:, None] / d[None, :]).astype(NP[dt])
+    if kind == "isolated":  # permuted [[T1 X Y] [0 B Z] [0 0 T2]], T1 and T2 upper triangular (2 x 2), B dense:
+        x = _normal(rng, shape, dt)  # ?gebal's exchanges isolate the eigenvalues of T1 and T2
+        lo, hi = 2, n - 2
+        for j in range(lo):
+            x[..., j + 1:, j] = 0
+        for i in range(hi, n):
+            x[..., i, :i] = 0
+        p = rng.permutation(n)
+        return np.ascontiguousarray(x[..., p, :][..., :, p])
+    if kind == "companion":  # np.roots' matrix of a polynomial with roots over six decades
+        roots = np.array([7e2, -4e1, 3.0, 0.5, -2e-2, 1e-3, 1.5e-1, -60.0, 9.0])[:n]
+        c = np.poly(roots)
+        a = np.zeros((n, n))
+        a[0, :] = -c[1:] / c[0]
+        a[1:, :-1] = np.eye(n - 1)
+        return np.broadcast_to(a, shape).astype(NP[dt]).copy()
     if kind == "nan":
         a = _normal(rng, shape, dt)
         a[..., 0, 1] = np.nan

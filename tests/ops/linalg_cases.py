@@ -14,7 +14,7 @@ class Case:
     dtype: str         # f32, f64, c64, c128
     shape: tuple       # the matrix operand's shape (batch dims first)
     kind: str = "general"  # general, spd, singular, notpd, lower, upper, triangular, diagonal, repeated,
-    #                        jordan, nan
+    #                        jordan, nan, and for ?gebal: scaled, isolated, companion
     rhs: int = 0       # columns of a right-hand side operand (0: none)
     check: str = "close"   # close, eigh, svd, lu, eig, schur
 
@@ -104,6 +104,15 @@ def _cases() -> dict[str, Case]:
     add(Case("eig", "f32", (2, 3, 17, 17), check="eig"))
     add(Case("eig_left", "c128", (2, 9, 9), check="eig"))
     add(Case("eig", "f64", (5, 5), "nan", check="eig"), "_nan")
+    # balancing (?gebal): geev permutes and scales, gees permutes; XLA's order and accuracy follow it
+    for dt in ("f32", "f64", "c64", "c128"):
+        for kind in ("scaled", "isolated"):
+            add(Case("eig", dt, (9, 9), kind, check="eig"), f"_{kind}")
+        add(Case("schur_complex", dt, (9, 9), "isolated", check="schur"), "_isolated")
+    for dt in ("f32", "f64"):
+        add(Case("schur", dt, (9, 9), "isolated", check="schur"), "_isolated")
+    add(Case("eig", "f64", (9, 9), "companion", check="eig"), "_companion")
+    add(Case("eigvals", "f64", (2, 9, 9), "scaled", check="eig"), "_scaled")
     add(Case("eigvals", "c64", (2, 5, 5), "nan", check="eig"), "_nan")
     return out
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from aotc.ops.linalg import geev_work
+from aotc.ops.linalg import gees_work, geev_work
 from aotc.runtime_c import OPTIONAL_PARTS, RUNTIME_DIR
 
 TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
@@ -273,7 +273,7 @@ def test_gees(lib, t, n):
     a = _rand(rng, (n, n), t)
     tt, z, w = np.zeros_like(a), np.zeros_like(a), np.zeros(n, a.dtype)
     sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
-    work = np.zeros(n * n + n, a.dtype)
+    work = np.zeros(gees_work(n), a.dtype)
     getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(w), _p(sdim), _p(info), _p(work))
     assert info[0] == 0 and sdim[0] == 0
     assert np.all(np.tril(tt, -1) == 0) and np.array_equal(np.diag(tt), w)
@@ -286,9 +286,9 @@ def _gees_real(lib, t, a):
     tt, z = np.zeros_like(a), np.zeros_like(a)
     wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
     sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
-    work = np.full(n * n + n + 16, 7.0, a.dtype)  # the planned scratch and a guard zone behind it
+    work = np.full(gees_work(n) + 16, 7.0, a.dtype)  # the planned scratch and a guard zone behind it
     getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(wr), _p(wi), _p(sdim), _p(info), _p(work))
-    assert np.all(work[n * n + n:] == 7.0), "gees wrote past its planned scratch"
+    assert np.all(work[gees_work(n):] == 7.0), "gees wrote past its planned scratch"
     return tt, z, wr, wi, int(sdim[0]), int(info[0])
 
 
