@@ -452,7 +452,7 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                   \
   for (int64_t i = 0; i + 1 < n; ++i)                                                                                 \
     if (wi[i] > (T)0) P##_ev_block(n, tc, zc, i, wr[i], wi[i]);                                                       \
-  Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi);                                                         \
+  Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi, wi);                                                     \
   if (left) P##_ev_real_columns(n, wi, vl);                                                                           \
   if (right) P##_ev_real_columns(n, wi, vr);                                                                          \
 }

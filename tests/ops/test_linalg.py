@@ -172,7 +172,8 @@ def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
     eigenvalues (imaginary part 0) and exactly conjugate pairs with conjugate vectors, as XLA. Then
     eigenvalues within 8 n eps |A| kappa(V) (Bauer-Fike; sqrt(eps) |A| for Jordan blocks),
     residuals |A v - lambda v| and |u^H A - lambda u^H| within 8 n eps |A|, unit norms, and
-    each vector equal to XLA's after a phase normalization where its eigenvalue is isolated."""
+    each vector equal to XLA's after a phase normalization where its eigenvalue is isolated (a
+    real matrix's real eigenvalue's vector without it: dgeev's sign)."""
     n = a.shape[-1]
     eps = _eps(a)
     tol = 8 * max(n, 1) * eps
@@ -211,6 +212,10 @@ def check_eig(a: np.ndarray, got, want, name: str, kind: str) -> None:
             iso = (gap > 1e3 * etol) & (vtol < 0.1)
             diff = np.abs(vn - xn).max(axis=0, initial=0)
             assert np.all(diff[iso] <= vtol[iso]), f"{name}[{b}] output {k}: normalized eigenvectors differ"
+            if a.dtype.kind != "c" and kind in ORDERED:  # a real eigenvalue's vector: dgeev's sign too
+                signed = iso & (wx.imag == 0)
+                raw = np.abs(v - x).max(axis=0, initial=0)
+                assert np.all(raw[signed] <= vtol[signed]), f"{name}[{b}] output {k}: a real eigenvector's sign"
 
 
 def schur_values(t: np.ndarray) -> np.ndarray:
