@@ -116,6 +116,15 @@ AOTC_INLINE void P##_gebak(int left, int64_t n, T* v, int64_t c, const R* sc, in
     const int64_t k = (int64_t)sc[i];                                                                                 \
     if (k != i) { T t = v[i * n + c]; v[i * n + c] = v[k * n + c]; v[k * n + c] = t; }                                \
   }                                                                                                                   \
+}                                                                                                                     \
+/* ?gees's Schur vectors: the QR's q moved back by ?gebak into z, or zeros without `vectors`. */                     \
+AOTC_INLINE void P##_gees_vectors(int vectors, int64_t n, T* z, const T* q, const R* sc, int64_t ilo, int64_t ihi) {  \
+  if (!vectors) {                                                                                                     \
+    memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
+    return;                                                                                                           \
+  }                                                                                                                   \
+  memcpy(z, q, (size_t)(n * n) * sizeof(T));                                                                          \
+  for (int64_t c = 0; c < n; ++c) P##_gebak(0, n, z, c, sc, ilo, ihi);                                                \
 }
 AOTC__LA_BALANCE(aotc_la_s, float, float)
 AOTC__LA_BALANCE(aotc_la_d, double, double)
@@ -443,12 +452,7 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   *info = P##_lahqr(n, t, work, w);                                                                                   \
   *sdim = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
-  if (vectors) {                                                                                                      \
-    memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                                     \
-    for (int64_t c = 0; c < n; ++c) P##_gebak(0, n, z, c, sc, ilo, ihi);                                              \
-  } else {                                                                                                            \
-    memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
-  }                                                                                                                   \
+  P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \
 }
 
 /* GCC would vectorize complex products into fused multiply-add/subtract (see aotc_linalg.c). */

@@ -360,12 +360,7 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* dgees permutes (no scaling), then moves the vectors back */               \
   P##_rs_hessenberg(n, t, work, work + n * n);                                                                        \
   *info = P##_rs_lahqr(n, t, work, wr, wi);                                                                           \
-  if (vectors) {                                                                                                      \
-    memcpy(z, work, (size_t)(n * n) * sizeof(T));                                                                     \
-    for (int64_t c = 0; c < n; ++c) P##_gebak(0, n, z, c, sc, ilo, ihi);                                              \
-  } else {                                                                                                            \
-    memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
-  }                                                                                                                   \
+  P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \
 }
 
 /* Not vectorized by GCC: with FMA available (-mfma, -march=native) its SLP vectorizer turns the row
