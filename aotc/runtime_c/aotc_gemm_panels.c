@@ -47,6 +47,11 @@ AOTC_INTERNAL int64_t aotc__pb_block_rows(int64_t left) {
   return left < 2 * AOTC_SGEMM_MC ? left : AOTC_SGEMM_MC;
 }
 
+/* Where column j's run of rows pc.. of a panel-stored B starts (the layout above). */
+AOTC_INTERNAL const float* aotc__pb_at(const float* Bp, int64_t K, int64_t pc, int64_t j) {
+  return Bp + (j / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL + pc * AOTC_GEMM_PANEL + j % AOTC_GEMM_PANEL;
+}
+
 AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, int64_t a_rs,
                                const float* Bp, float* C, int64_t ldc, void* scratch) {
   if (M <= 0 || N <= 0) return;
@@ -79,12 +84,9 @@ AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, 
         const int64_t tiles = (mc + AOTC_SGEMM_MR - 1) / AOTC_SGEMM_MR;
         const int64_t pf_step = (kc + tiles - 1) / tiles;
         for (int64_t jr = jc; jr < jc + nc; jr += AOTC_SGEMM_NR) {
-          const float* b = Bp + (jr / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL + pc * AOTC_GEMM_PANEL +
-                           jr % AOTC_GEMM_PANEL;
+          const float* b = aotc__pb_at(Bp, K, pc, jr);
           const int64_t jn = jr + AOTC_SGEMM_NR;
-          const float* next = jn < jc + nc ? Bp + (jn / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL +
-                                                 pc * AOTC_GEMM_PANEL + jn % AOTC_GEMM_PANEL
-                                           : b;
+          const float* next = jn < jc + nc ? aotc__pb_at(Bp, K, pc, jn) : b;
           int64_t mr = 0;
           for (int64_t ir = ic, t = 0; ir < ic + mc; ir += mr, ++t) {
             mr = aotc__tile_rows(ic + mc - ir, AOTC_SGEMM_MR);
@@ -102,8 +104,7 @@ AOTC_RT_API void aotc_sgemm_pb(int64_t M, int64_t N, int64_t K, const float* A, 
         }
       }
       for (int64_t jr = jc; mfull < M && jr < jc + nc; jr += AOTC_SGEMM_NR) {
-        const float* b = Bp + (jr / AOTC_GEMM_PANEL) * K * AOTC_GEMM_PANEL + pc * AOTC_GEMM_PANEL +
-                         jr % AOTC_GEMM_PANEL;
+        const float* b = aotc__pb_at(Bp, K, pc, jr);
         aotc__sgemm_kernel_direct_n(AOTC_SGEMM_MR, kc, rows, kc, b, AOTC_GEMM_PANEL, edge,
                                     AOTC_SGEMM_NR, 0);
         for (int64_t i = 0; i < M; ++i)
