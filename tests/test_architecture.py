@@ -119,7 +119,22 @@ def test_opcodes_are_enum_members_outside_the_table_and_the_op_definitions():
     from aotc.hlo.opcodes import OPCODES
 
     compare = re.compile(r'\bopcode\s*(?:==|!=)\s*"([a-z0-9-]+)"|\bopcode\s+(?:not\s+)?in\s+[\(\{\[]\s*"([a-z0-9-]+)"')
-    group = re.compile(r'[\(\{\[]((?:\s*"[a-z0-9-]+"\s*(?::[^,\}\n]+)?,\s*)+"[a-z0-9-]+"\s*(?::[^,\}\n]+)?,?\s*)[\)\}\]]')
+
+    def spellings(node, text: str) -> list | None:
+        """The strings of a tuple, list or set of two or more string literals, or the keys of
+        a dict of two or more string keys whose values are short (one line, no comma: a
+        classification, not a table of programs or rules); None for anything else."""
+        elts = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+        if not isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or elts is None or len(elts) < 2:
+            return None
+        if isinstance(node, ast.Dict) and any(
+                v is None or any(c in (ast.get_source_segment(text, v) or ",") for c in ",\n")
+                for v in node.values):
+            return None
+        if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+            return None
+        return [e.value for e in elts]
+
     bad = []
     for path in sorted(PKG.rglob("*.py")):
         rel = path.relative_to(PKG.parent).as_posix()
@@ -129,10 +144,10 @@ def test_opcodes_are_enum_members_outside_the_table_and_the_op_definitions():
         for m in compare.finditer(text):
             if (m.group(1) or m.group(2)) in OPCODES:
                 bad.append(f"{rel}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}")
-        for m in group.finditer(text):
-            items = re.findall(r'"([a-z0-9-]+)"', m.group(1))
-            if all(i in OPCODES for i in items):
-                bad.append(f"{rel}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)[:60]}")
+        for node in ast.walk(ast.parse(text)):
+            items = spellings(node, text)
+            if items is not None and all(i in OPCODES for i in items):
+                bad.append(f"{rel}:{node.lineno}: {ast.get_source_segment(text, node)[:60]}")
     assert not bad, "opcode spellings outside the table and the op definitions:\n" + "\n".join(bad)
 
 
