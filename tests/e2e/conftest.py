@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -313,74 +315,129 @@ def user_flag_label(cc: str, flags: str) -> str:
 
 # ------------------------------------------------------------------ builds
 
-def _compile_and_load(case: FixtureCase, root: Path, options=None):
-    """Compile with aotc's default options (options None) or with `options`
-    (its `emit` is replaced), then load."""
+def _compile(case: FixtureCase, out_dir: Path, options=None) -> tuple[str, str]:
+    """Compile with aotc's default options (options None) or with `options` (its `emit`
+    is replaced) into `out_dir`: (shared library path, header path)."""
     aotc = require_aotc("compile", "load", "CompileOptions")
-    if options is None:
-        out = root / case.name
-        # One C compile gives both the object file and the shared library load() uses.
-        options = aotc.CompileOptions(emit=("o", "so"))
-    else:
-        out = root / _options_dir(options) / case.name
-        options = replace(options, emit=("so",))
-    out.mkdir(parents=True, exist_ok=True)
+    # the default build: one C compile gives both the object file and the shared library
+    options = aotc.CompileOptions(emit=("o", "so")) if options is None else replace(options, emit=("so",))
+    out_dir.mkdir(parents=True, exist_ok=True)
     res = aotc.compile(str(case.model_path), config=str(case.cfg_path),
-                       out=str(out / f"lib{case.name}"), options=options)
-    return aotc.load(res)
+                       out=str(out_dir / f"lib{case.name}"), options=options)
+    return res.so_path, res.h_path
 
 
 def _options_dir(options) -> str:
-    return "opts-" + hashlib.sha256(repr(options).encode()).hexdigest()[:12]
+    return "default" if options is None else "opts-" + hashlib.sha256(repr(options).encode()).hexdigest()[:12]
 
 
 class ModelCache:
-    """Compiles and loads each case once per session (per CompileOptions, for tests
-    that build a case several ways). The builds the selected tests need are compiled
-    ahead on two worker threads (the C compiler dominates and runs outside the GIL);
-    failures are remembered so every parametrization of a case reports the same
-    error without recompiling. `ahead` holds cases, or (case, options) pairs."""
+    """Compiles each (case, CompileOptions) once per session and loads it once per
+    process. With pytest-xdist the workers share the builds: `root` is the session's
+    common temporary directory, and a build is claimed by creating its claim file
+    (O_EXCL), so whichever worker claims it compiles it and any worker that runs a test
+    of it waits for the outcome and loads the library. Each worker compiles the builds
+    its selected tests need ahead, in test order, on `workers` threads (the C compiler
+    dominates and runs outside the GIL), skipping those another worker has claimed: a
+    worker cannot know which tests it will be handed, so each build in the list is
+    compiled by the first worker to reach it, never twice. A failed build is recorded
+    with its error, so every test of it reports the same error without recompiling.
+    `ahead` holds cases, or (case, options) pairs."""
+
+    WAIT_SECONDS = 1800  # a build claimed by another worker and never finished: that worker died
 
     def __init__(self, root: Path, ahead=(), workers: int = 2):
         self.root = root
-        self._futures: dict[tuple, Future] = {}
+        self._claims = root / "claims"
+        self._claims.mkdir(parents=True, exist_ok=True)
+        self._loaded: dict[tuple, object] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aotc-build")
         for item in ahead:
-            self._submit(*(item if isinstance(item, tuple) else (item,)))
+            case, options = item if isinstance(item, tuple) else (item, None)
+            self._pool.submit(self._build_if_unclaimed, case, options)
 
-    def _submit(self, case: FixtureCase, options=None) -> Future:
-        with self._lock:
-            key = (case.name, options)
-            fut = self._futures.get(key)
-            if fut is None:
-                fut = self._futures[key] = self._pool.submit(_compile_and_load, case,
-                                                             self.root, options)
-            return fut
+    def _key(self, case: FixtureCase, options) -> str:
+        return f"{_options_dir(options)}--{case.name}"
+
+    def _build_if_unclaimed(self, case: FixtureCase, options) -> bool:
+        """Claim and compile the build unless some worker claimed it: True when this call built it."""
+        key = self._key(case, options)
+        try:
+            fd = os.open(self._claims / f"{key}.claim", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        try:
+            so, h = _compile(case, self.root / _options_dir(options) / case.name, options)
+            outcome, text = "built", json.dumps({"so": so, "h": h})
+        except pytest.skip.Exception as e:
+            outcome, text = "skipped", str(e)
+        except BaseException as e:  # noqa: BLE001 -- recorded for the tests of this build
+            outcome, text = "failed", f"{type(e).__name__}: {e}"
+        tmp = self._claims / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, self._claims / f"{key}.{outcome}")
+        return True
+
+    def _outcome(self, case: FixtureCase, options) -> tuple[str, str]:
+        key = self._key(case, options)
+        self._build_if_unclaimed(case, options)
+        deadline = time.monotonic() + self.WAIT_SECONDS
+        while True:
+            for outcome in ("built", "failed", "skipped"):
+                path = self._claims / f"{key}.{outcome}"
+                if path.exists():
+                    return outcome, path.read_text()
+            if time.monotonic() > deadline:
+                return "failed", f"no outcome after {self.WAIT_SECONDS} s (the worker building it stopped)"
+            time.sleep(0.05)
+
+    def _load(self, case: FixtureCase, options):
+        from aotc.toolchain.loader import load_library
+
+        outcome, text = self._outcome(case, options)
+        if outcome == "skipped":
+            pytest.skip(text)
+        if outcome == "failed":
+            raise AssertionError(f"{case.name}: compile/load failed: {text}")
+        paths = json.loads(text)
+        try:
+            return load_library(paths["so"], paths["h"])
+        except Exception as e:
+            raise AssertionError(f"{case.name}: compile/load failed: {type(e).__name__}: {e}") from e
 
     def get(self, case: FixtureCase, options=None):
-        """The loaded model of `case`, built with aotc's defaults or with `options`."""
+        """The loaded model of `case`, built with aotc's defaults or with `options`, loaded
+        once in this process."""
         require_aotc("compile", "load", "CompileOptions")
-        try:
-            return self._submit(case, options).result()
-        except pytest.skip.Exception:
-            raise
-        except Exception as e:
-            raise AssertionError(f"{case.name}: compile/load failed: "
-                                 f"{type(e).__name__}: {e}") from e
+        key = self._key(case, options)
+        with self._lock:
+            model = self._loaded.get(key)
+        if model is None:
+            model = self._load(case, options)
+            with self._lock:
+                model = self._loaded.setdefault(key, model)
+        return model
 
     def take(self, case: FixtureCase, options=None):
-        """get(), for a build used by one test only: the cache forgets it and the
-        caller closes the model and may delete its directory (`Path(model.path).parent`).
-        The flag matrix builds every case ten times; they must not all stay loaded."""
-        try:
-            return self.get(case, options)
-        finally:
-            with self._lock:
-                self._futures.pop((case.name, options), None)
+        """The model of a build used by one test only, loaded for it: the caller closes it
+        and may delete its directory (`Path(model.path).parent`). The flag matrix builds
+        every case several times; they must not all stay loaded."""
+        require_aotc("compile", "load", "CompileOptions")
+        return self._load(case, options)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def shared_root(tmp_path_factory, name: str) -> Path:
+    """A directory every xdist worker of this session sees (the session's base temporary
+    directory's parent under xdist, the base itself otherwise)."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    root.mkdir(parents=True, exist_ok=True)
+    return root
 
 
 _AHEAD: list[FixtureCase] = []
@@ -408,7 +465,7 @@ def models(tmp_path_factory):
         ahead = _AHEAD if all(hasattr(aotc, a) for a in ("compile", "load")) else []
     except Exception:
         ahead = []
-    cache = ModelCache(tmp_path_factory.mktemp("aotc_models"), ahead)
+    cache = ModelCache(shared_root(tmp_path_factory, "aotc_models"), ahead)
     yield cache
     cache.close()
 
