@@ -297,7 +297,16 @@ OP_TABLE_THREADS = (1, 2)
 USER_FLAGS = {"O1": ("-O1", ()), "O2": ("-O2", ()), "O3": ("-O3", ()), "Os": ("-Os", ()),
               "O2-native": ("-O2", ("-march=native",))}
 FLAG_MATRIX = [(cc, f) for cc in ("gcc", "clang") for f in USER_FLAGS]
-FLAG_MATRIX_IDS = [f"{c}-{f}" for c, f in FLAG_MATRIX]
+
+
+def rotated_flag_sets(index: int, per_compiler: int) -> list[tuple[str, str]]:
+    """`per_compiler` flag sets of gcc and as many of clang for the case at `index` (cases
+    in name order): the sets rotate over the cases, clang's two ahead of gcc's, so every
+    set of both compilers builds an equal share of the cases and adjacent cases (the
+    dtype variants of one op) land on different sets."""
+    sets = list(USER_FLAGS)
+    return [(cc, sets[(index * per_compiler + k + offset) % len(sets)])
+            for cc, offset in (("gcc", 0), ("clang", 2)) for k in range(per_compiler)]
 
 
 def user_flag_options(cc: str, flags: str):

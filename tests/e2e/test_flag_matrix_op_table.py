@@ -33,17 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (FIXTURES, FLAG_MATRIX, OP_TABLE_THREADS, USER_FLAGS, ModelCache, list_cases,
+from .conftest import (FIXTURES, FLAG_MATRIX, OP_TABLE_THREADS, ModelCache, list_cases, rotated_flag_sets,
                        shared_root, user_flag_label, user_flag_options)
-
-
-def flag_sets_of(index: int, full: bool) -> list[tuple[str, str]]:
-    """The (compiler, flag set) builds of the case at `index` in name order: one gcc and
-    one clang set, rotating (see the docstring); every one with `full`."""
-    sets = list(USER_FLAGS)
-    if full:
-        return list(FLAG_MATRIX)
-    return [("gcc", sets[index % len(sets)]), ("clang", sets[(index + 2) % len(sets)])]
 
 
 def pytest_generate_tests(metafunc):
@@ -54,7 +45,7 @@ def pytest_generate_tests(metafunc):
     cases = sorted(list_cases(FIXTURES, "op"), key=lambda c: c.name)
     params, ids = [], []
     for i, case in enumerate(cases):
-        for cc, flags in flag_sets_of(i, full):
+        for cc, flags in (FLAG_MATRIX if full else rotated_flag_sets(i, 1)):
             params.append((case, cc, flags))
             ids.append(f"{case.name}-{cc}-{flags}")
     metafunc.parametrize("flag_case,cc,flags", params, ids=ids)
