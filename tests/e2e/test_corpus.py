@@ -1,9 +1,9 @@
 """Every corpus case (tests/data/corpus), pre-optimization and XLA-optimized HLO
 text and the StableHLO text JAX prints (model.mlir), through `aotc.run` (the path
 `aotc run` uses), compared with the XLA:CPU outputs stored beside them: every form for
-the host target, and one form each (rotating over the cases) for the generic and the
-aarch64 (qemu) targets, whose code differs from the host's in the kernels, not in the
-front ends. model.mlir and model.hlo matching the same outputs is the round trip
+the host target, and in the slow step one form each (rotating over the cases) for the
+generic and the aarch64 (qemu) targets, whose code differs from the host's in the
+kernels, not in the front ends. model.mlir and model.hlo matching the same outputs is the round trip
 between the two front ends."""
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def pytest_generate_tests(metafunc):
         for target in TARGETS:
             name = getattr(target, "values", (target,))[0]
             forms = FORMS if name == "host" else (FORMS[(i + (name == "aarch64")) % len(FORMS)],)
-            marks = getattr(target, "marks", ())
+            # the other targets' runs (aarch64 under qemu) go to the slow step
+            marks = (*getattr(target, "marks", ()), *(() if name == "host" else (pytest.mark.slow,)))
             params += [pytest.param(case, name, form, marks=marks, id=f"{case.name}-{name}-{form}")
                        for form in forms]
     metafunc.parametrize("case,target,form", params)

@@ -190,7 +190,7 @@ def test_portable(name, workdir):
 _SLOW = pytest.mark.slow  # the whole matrix takes minutes
 
 
-@pytest.mark.parametrize("cc,opt,dpbf16", [("gcc", "-O3", False), ("gcc", "-O2", True),
+@pytest.mark.parametrize("cc,opt,dpbf16", [pytest.param("gcc", "-O3", False, marks=_SLOW), ("gcc", "-O2", True),
                                             pytest.param("clang", "-O0", False, marks=_SLOW),
                                             pytest.param("clang", "-O3", True, marks=_SLOW),
                                             pytest.param("gcc", "-O0", True, marks=_SLOW)])

@@ -339,11 +339,11 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def _staged_params(cases) -> list:
-    """(name, stage): JAX's text ("pre") of every case, and XLA's optimized text ("post",
-    where the custom-call targets and layouts are XLA's own) of every default case and, among
-    the slow ones, of the largest of each (function, type): the optimized form depends on the
-    function and its type, which name the LAPACK target, while the sizes and kinds of a
-    function are its numerics, which the pre text reaches the same way."""
+    """(name, stage): JAX's text ("pre") of every case, and, in the slow step, XLA's optimized
+    text ("post", where the custom-call targets and layouts are XLA's own) of every default
+    case and, among the slow ones, of the largest of each (function, type): the optimized form
+    depends on the function and its type, which name the LAPACK target, while the sizes and
+    kinds of a function are its numerics, which the pre text reaches the same way."""
     largest: dict[tuple, str] = {}
     for n in sorted(cases):
         c = cases[n]
@@ -352,10 +352,9 @@ def _staged_params(cases) -> list:
             largest[key] = n
     out = []
     for n in sorted(cases):
-        mark = () if _fast(n) else pytest.mark.slow
-        for stage in ("pre", "post"):
-            if stage == "pre" or _fast(n) or largest[(cases[n].fn, cases[n].dtype)] == n:
-                out.append(pytest.param(n, stage, marks=mark, id=f"{n}-{stage}"))
+        out.append(pytest.param(n, "pre", marks=() if _fast(n) else pytest.mark.slow, id=f"{n}-pre"))
+        if _fast(n) or largest[(cases[n].fn, cases[n].dtype)] == n:  # the optimized texts: slow step
+            out.append(pytest.param(n, "post", marks=pytest.mark.slow, id=f"{n}-post"))
     return out
 
 
