@@ -309,6 +309,18 @@ def rotated_flag_sets(index: int, per_compiler: int) -> list[tuple[str, str]]:
             for cc, offset in (("gcc", 0), ("clang", 2)) for k in range(per_compiler)]
 
 
+def flag_matrix_params(config, cases, per_compiler: int) -> tuple[list, list]:
+    """(case, cc, flags) parameters and their ids: `rotated_flag_sets` over `cases` in name
+    order, or every flag set a case with `--flag-matrix=full`."""
+    full = config.getoption("flag_matrix") == "full"
+    params, ids = [], []
+    for i, case in enumerate(sorted(cases, key=lambda c: c.name)):
+        for cc, flags in (FLAG_MATRIX if full else rotated_flag_sets(i, per_compiler)):
+            params.append((case, cc, flags))
+            ids.append(f"{case.name}-{cc}-{flags}")
+    return params, ids
+
+
 def user_flag_options(cc: str, flags: str):
     """The CompileOptions of one (compiler, flag set) of FLAG_MATRIX."""
     from aotc.options import CompileOptions
@@ -369,25 +381,24 @@ class ModelCache:
     def _key(self, case: FixtureCase, options) -> str:
         return f"{_options_dir(options)}--{case.name}"
 
-    def _build_if_unclaimed(self, case: FixtureCase, options) -> bool:
-        """Claim and compile the build unless some worker claimed it: True when this call built it."""
+    def _build_if_unclaimed(self, case: FixtureCase, options) -> None:
+        """Claim and compile the build unless some worker claimed it."""
         key = self._key(case, options)
         try:
             fd = os.open(self._claims / f"{key}.claim", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         except FileExistsError:
-            return False
+            return
         os.close(fd)
         try:
             so, h = _compile(case, self.root / _options_dir(options) / case.name, options)
             outcome, text = "built", json.dumps({"so": so, "h": h})
         except pytest.skip.Exception as e:
             outcome, text = "skipped", str(e)
-        except BaseException as e:  # noqa: BLE001 -- recorded for the tests of this build
+        except Exception as e:  # noqa: BLE001 -- recorded for the tests of this build
             outcome, text = "failed", f"{type(e).__name__}: {e}"
         tmp = self._claims / f".{key}.{os.getpid()}.tmp"
         tmp.write_text(text)
         os.replace(tmp, self._claims / f"{key}.{outcome}")
-        return True
 
     def _outcome(self, case: FixtureCase, options) -> tuple[str, str]:
         key = self._key(case, options)

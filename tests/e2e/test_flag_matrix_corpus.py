@@ -12,19 +12,14 @@ import shutil
 
 import pytest
 
-from .conftest import (FLAG_MATRIX, corpus_all_cases, require_aotc, rotated_flag_sets, user_flag_label,
+from .conftest import (corpus_all_cases, flag_matrix_params, require_aotc, user_flag_label,
                        user_flag_options)
 
 
 def pytest_generate_tests(metafunc):
     if metafunc.function is not test_corpus_case_under_user_flags:
         return
-    full = metafunc.config.getoption("flag_matrix") == "full"
-    params, ids = [], []
-    for i, case in enumerate(sorted(corpus_all_cases(), key=lambda c: c.name)):
-        for cc, flags in (FLAG_MATRIX if full else rotated_flag_sets(i, 2)):
-            params.append((case, cc, flags))
-            ids.append(f"{case.name}-{cc}-{flags}")
+    params, ids = flag_matrix_params(metafunc.config, corpus_all_cases(), 2)
     metafunc.parametrize("flag_case,cc,flags", params, ids=ids)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (FIXTURES, FLAG_MATRIX, OP_TABLE_THREADS, ModelCache, list_cases, rotated_flag_sets,
+from .conftest import (FIXTURES, OP_TABLE_THREADS, ModelCache, flag_matrix_params, list_cases,
                        shared_root, user_flag_label, user_flag_options)
 
 
@@ -41,13 +41,7 @@ def pytest_generate_tests(metafunc):
     """(case, compiler, flags): the rotation, or the whole product with `--flag-matrix=full`."""
     if metafunc.function is not test_op_case_under_user_flags:
         return
-    full = metafunc.config.getoption("flag_matrix") == "full"
-    cases = sorted(list_cases(FIXTURES, "op"), key=lambda c: c.name)
-    params, ids = [], []
-    for i, case in enumerate(cases):
-        for cc, flags in (FLAG_MATRIX if full else rotated_flag_sets(i, 1)):
-            params.append((case, cc, flags))
-            ids.append(f"{case.name}-{cc}-{flags}")
+    params, ids = flag_matrix_params(metafunc.config, list_cases(FIXTURES, "op"), 1)
     metafunc.parametrize("flag_case,cc,flags", params, ids=ids)
 
 
