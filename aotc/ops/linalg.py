@@ -388,8 +388,8 @@ for _t in "sdcz":
 
 def geev_work(letter: str, n: int) -> int:
     """Complex elements of scratch aotc_la_?_geev takes: h, z and x (complex, aotc_geev.c); complex
-    T, Z and x, then the real H, Z and a vector (real, aotc_schur.c)."""
-    return (3 if letter in "sd" else 2) * n * n + 3 * n
+    T, Z and x, then the real H, Z and a vector, then the complex pairs' phases (real, aotc_schur.c)."""
+    return 3 * n * n + 4 * n if letter in "sd" else 2 * n * n + 3 * n
 
 
 def _geev_shape(instr: Instruction, shapes: list[Shape]) -> Shape:

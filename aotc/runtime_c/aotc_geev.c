@@ -341,8 +341,10 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
 }                                                                                                                     \
                                                                                                                       \
 /* zgeev's normalization of the column c of the n x n row-major v: unit 2-norm, then the component of largest         \
-   modulus made real (and non-negative); with `real`, only the unit norm (dgeev's, of a real eigenvalue's vector). */ \
-AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c, int real) {                                                \
+   modulus made real (and non-negative); with `real`, only the unit norm (dgeev's, of a real eigenvalue's vector).    \
+   ph (not NULL): dgeev's for a complex pair's vector, v being ph times ?trevc's (times a positive number): that      \
+   component is made real with the sign of ?trevc's real part there (?lartg's r), so it may be negative. */           \
+AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c, int real, const T* ph) {                                   \
   R amax = (R)0;                                                                                                      \
   for (int64_t r = 0; r < n; ++r) { R a = P##_abs(v[r * n + c]); amax = a > amax ? a : amax; }                        \
   if (amax == (R)0) return;                                                                                           \
@@ -357,7 +359,9 @@ AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c, int real) {          
     if (a > bv) { bv = a; best = r; }                                                                                 \
   }                                                                                                                   \
   if (real) return;                                                                                                   \
-  T rot = P##_rmul(P##_conj(v[best * n + c]), (R)1 / P##_sqrt(bv));                                                   \
+  R sgn = (R)1;                                                                                                       \
+  if (ph && P##_re(P##_mul(v[best * n + c], P##_conj(*ph))) < (R)0) sgn = (R)-1;                                      \
+  T rot = P##_rmul(P##_conj(v[best * n + c]), sgn / P##_sqrt(bv));                                                    \
   for (int64_t r = 0; r < n; ++r) v[r * n + c] = P##_mul(v[r * n + c], rot);                                          \
   v[best * n + c] = P##_mk(P##_re(v[best * n + c]), (R)0);                                                            \
 }                                                                                                                     \
@@ -365,9 +369,10 @@ AOTC_INLINE void P##_normalize(int64_t n, T* v, int64_t c, int real) {          
 /* Eigenvectors of the Schur form t (as ?trevc, then back-transformed by z, by ?gebak when sc is not NULL, and        \
    normalized): right ones into vr (column k for w[k]) when `right`, left ones (u^H A = w[k] u^H) into vl when        \
    `left`.  wi: a real matrix's imaginary parts (NULL for a complex one): a real eigenvalue's vector keeps its sign.  \
-   x: n scratch. */                                                                                                   \
+   ph: a real matrix's complex pairs, the phases of these vectors against dtrevc's (right ones at [k], left ones at   \
+   [n + k]; P##_normalize), NULL for a complex matrix.  x: n scratch. */                                              \
 AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* z, T* vl, T* vr, T* x, const R* sc,   \
-                           int64_t ilo, int64_t ihi, const R* wi) {                                                   \
+                           int64_t ilo, int64_t ihi, const R* wi, const T* ph) {                                      \
   const R ulp = P##_eps(), smlnum = P##_sfmin() * ((R)n / ulp);                                                       \
   for (int64_t k = 0; k < n; ++k) {                                                                                   \
     T lam = t[k * n + k];                                                                                             \
@@ -388,7 +393,7 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
         vr[r * n + k] = s;                                                                                            \
       }                                                                                                               \
       if (sc) P##_gebak(0, n, vr, k, sc, ilo, ihi);                                                                   \
-      P##_normalize(n, vr, k, wi && wi[k] == (R)0);                                                                   \
+      P##_normalize(n, vr, k, wi && wi[k] == (R)0, ph && wi[k] > (R)0 ? ph + k : NULL);                               \
     }                                                                                                                 \
     if (left) { /* (T - lam)^H y = 0, y[k] = 1, y[..k) = 0 */                                                         \
       x[k] = P##_mk((R)1, (R)0);                                                                                      \
@@ -405,7 +410,7 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
         vl[r * n + k] = s;                                                                                            \
       }                                                                                                               \
       if (sc) P##_gebak(1, n, vl, k, sc, ilo, ihi);                                                                   \
-      P##_normalize(n, vl, k, wi && wi[k] == (R)0);                                                                   \
+      P##_normalize(n, vl, k, wi && wi[k] == (R)0, ph && wi[k] > (R)0 ? ph + n + k : NULL);                           \
     }                                                                                                                 \
   }                                                                                                                   \
 }                                                                                                                     \
@@ -430,7 +435,7 @@ AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl
     for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                            \
     return;                                                                                                           \
   }                                                                                                                   \
-  P##_trevc(left, right, n, h, z, vl, vr, x, sc, ilo, ihi, NULL);                                                     \
+  P##_trevc(left, right, n, h, z, vl, vr, x, sc, ilo, ihi, NULL, NULL);                                               \
 }                                                                                                                     \
                                                                                                                       \
 AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T* vl, T* vr, int32_t* info,            \

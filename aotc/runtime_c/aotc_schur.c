@@ -375,7 +375,7 @@ AOTC__LA_GEES_REAL(aotc_la_s, float, 0x1p-51f)
 AOTC__LA_GEES_REAL(aotc_la_d, double, 0x1p-485)
 
 /* The real general eigenproblem (?geev): wr/wi the eigenvalues, vl/vr (complex columns, zeros unless asked)
-   the normalized left/right eigenvectors, *info as ?lahqr's (everything NaN then).  work: 3n^2 + 3n complex. */
+   the normalized left/right eigenvectors, *info as ?lahqr's (everything NaN then).  work: 3n^2 + 4n complex. */
 #define AOTC__LA_GEEV_REAL(P, Q, T, CT)                                                                               \
 /* T_c := U^H T_c U and z_c := z_c U for the unitary U = [b i w; i w b] / hypot(b, w) that triangularizes the         \
    standard block [a b; c a] at row i (w = sqrt(|b| |c|)): the eigenvalue a + i w first, as dgeev orders them. */     \
@@ -420,7 +420,22 @@ AOTC_INLINE void P##_ev_real_columns(int64_t n, const T* wi, CT* v) {           
   }                                                                                                                   \
 }                                                                                                                     \
                                                                                                                       \
-AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T* wi, CT* vl, CT* vr,                \
+/* The phases (ph[k] right, ph[n + k] left) of the vectors P##_trevc computes for the pair at rows i, i + 1 against   \
+   dtrevc's, which starts from the standard block [a b; c a] of h: x(i) = 1, x(i+1) = i w / b when |b| >= |c|, else   \
+   x(i) = -w / c, x(i+1) = i (right); x(i) = w / b, x(i+1) = i, else x(i) = 1, x(i+1) = -i w / c (left).  Ours start  \
+   from x = e_i in the triangular coordinates of t (after P##_ev_block), moved to h's by U: U e_i right; left,        \
+   U (e_i + y e_{i+1}) with y the first step of the back-substitution. */                                            \
+AOTC_INLINE void P##_ev_phase(int64_t n, const T* h, const CT* t, int64_t i, T w, CT* ph) {                           \
+  const T b = h[i * n + i + 1], c = h[(i + 1) * n + i], r = P##_rs_lapy2(b, w);                                       \
+  const CT u = Q##_mk(b / r, (T)0), iv = Q##_mk((T)0, w / r);                                                         \
+  const int first = P##_fabs(b) >= P##_fabs(c);                                                                       \
+  ph[i] = Q##_mk(first ? b : (T)1, (T)0); /* U e_i = (u, iv): b / r times dtrevc's, or w / r times */                 \
+  const CT y = Q##_div(Q##_sub(Q##_mk((T)0, (T)0), Q##_conj(t[i * n + i + 1])), Q##_mk((T)0, (T)2 * w));              \
+  const CT l0 = Q##_add(u, Q##_mul(iv, y)), l1 = Q##_add(iv, Q##_mul(u, y));                                          \
+  ph[n + i] = first ? Q##_mk(Q##_im(l1), -Q##_re(l1)) : l0; /* l1 / i, or l0 / 1 */                                   \
+}                                                                                                                     \
+                                                                                                                      \
+AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T* wi, CT* vl, CT* vr,                 \
                           int32_t* info, CT* work) {                                                                  \
   *info = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
@@ -430,6 +445,7 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   T* h = (T*)(work + 2 * n * n + n);                                                                                  \
   T* zr = h + n * n;                                                                                                  \
   T* sc = zr + n * n + n;                                                                                             \
+  CT* ph = (CT*)(sc + n); /* 2n complex: the pairs' phases (P##_ev_phase) */                                          \
   int64_t ilo, ihi;                                                                                                   \
   memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                                        \
   P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* dgeev balances: permutes and scales */                                    \
@@ -444,10 +460,13 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
     return;                                                                                                           \
   }                                                                                                                   \
   if (!left && !right) return;                                                                                        \
-  for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                   \
+  for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                    \
   for (int64_t i = 0; i + 1 < n; ++i)                                                                                 \
-    if (wi[i] > (T)0) P##_ev_block(n, tc, zc, i, wr[i], wi[i]);                                                       \
-  Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi, wi);                                                     \
+    if (wi[i] > (T)0) {                                                                                               \
+      P##_ev_block(n, tc, zc, i, wr[i], wi[i]);                                                                       \
+      P##_ev_phase(n, h, tc, i, wi[i], ph);                                                                           \
+    }                                                                                                                 \
+  Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi, wi, ph);                                                 \
   if (left) P##_ev_real_columns(n, wi, vl);                                                                           \
   if (right) P##_ev_real_columns(n, wi, vr);                                                                          \
 }

@@ -72,6 +72,28 @@ def _normal(rng, shape, dt: str) -> np.ndarray:
     return x.astype(NP[dt])
 
 
+def _quasi_triangular(rng, shape: tuple, dt: str) -> np.ndarray:
+    """Upper quasi-triangular with distinct diagonal blocks: after ?gebal and ?gehrd (nothing below
+    the subdiagonal to reduce), every block deflates at once and ?lanv2 leaves a standard block
+    alone, so the Schur vectors are the balancing's and dgeev's vectors are rounding-proof."""
+    n = shape[-1]
+    x = np.triu(_normal(rng, shape, dt)).astype(np.float64)
+    x += 2 * np.triu(x, 2)  # large enough that a pair's vector's largest component is often not its own
+    i = k = 0
+    while i < n:
+        if i + 1 < n and k % 3 != 1:
+            b = rng.uniform(0.5, 3.0) * rng.choice([-1.0, 1.0])
+            c = -np.sign(b) * rng.uniform(0.5, 3.0)
+            x[..., i, i] = x[..., i + 1, i + 1] = 1.5 * k - 3
+            x[..., i, i + 1], x[..., i + 1, i] = b, c
+            i += 2
+        else:
+            x[..., i, i] = 1.5 * k - 2.75
+            i += 1
+        k += 1
+    return x.astype(NP[dt])
+
+
 def matrix(rng, shape: tuple, dt: str, kind: str) -> np.ndarray:
     """An input matrix (batch) of the given kind."""
     *b, m, n = shape
@@ -124,6 +146,8 @@ def matrix(rng, shape: tuple, dt: str, kind: str) -> np.ndarray:
         a[0, :] = -c[1:] / c[0]
         a[1:, :-1] = np.eye(n - 1)
         return np.broadcast_to(a, shape).astype(NP[dt]).copy()
+    if kind == "quasi":  # already a standard real Schur form: 2 x 2 blocks [a b; c a] (b c < 0, either larger)
+        return _quasi_triangular(rng, shape, dt)  # and 1 x 1 ones; LAPACK's QR runs no sweep on it
     if kind == "nan":
         a = _normal(rng, shape, dt)
         a[..., 0, 1] = np.nan

@@ -244,8 +244,8 @@ def _geev(lib, t, a):
 @pytest.mark.parametrize("n", [1, 2, 5, 17, 64])
 def test_geev(lib, t, n):
     """A vr = vr diag(w), vl^H A = diag(w) vl^H, unit columns with the largest entry real (and
-    positive, as zgeev makes it, except for a real matrix's real eigenvalue, whose vector keeps the
-    sign of its back-substitution, as dgeev's)."""
+    positive, as zgeev makes it; a real matrix's vectors keep dgeev's signs, which may be
+    negative: test_geev_pair_signs)."""
     rng = np.random.default_rng(n)
     a = _rand(rng, (n, n), t)
     w, vl, vr, info = _geev(lib, t, a)
@@ -257,8 +257,40 @@ def test_geev(lib, t, n):
     for v in (vr, vl):
         assert np.abs(np.linalg.norm(v, axis=0) - 1).max() <= _tol(t, n)
         top = v[np.argmax(np.abs(v), axis=0), np.arange(n)]
-        signed = np.asarray(w).imag == 0 if t in "sd" else np.zeros(n, bool)
+        signed = np.ones(n, bool) if t in "sd" else np.zeros(n, bool)
         assert np.all(top.imag == 0) and np.all(top.real[~signed] > 0) and np.all(top.real != 0)
+
+
+@pytest.mark.parametrize("t", "sd")
+def test_geev_pair_signs(lib, t):
+    """A real matrix's complex pairs: each vector's largest component real with dgeev's sign (that
+    of dtrevc's vector's real part there), equal to XLA's, right and left. The matrices are already
+    in standard real Schur form (gen_linalg's "quasi" kind), so neither side runs a QR sweep and the
+    signs do not depend on rounding; 40 of them, 4 to 24 rows, against live XLA:CPU."""
+    jax = pytest.importorskip("jax")
+    from jax import lax
+
+    from tests.ops.gen_linalg import _quasi_triangular
+    rng = np.random.default_rng(2026)
+    compared = negative = 0
+    for trial in range(40):
+        n = 4 + trial % 21
+        a = _quasi_triangular(rng, (n, n), "f32" if t == "s" else "f64")
+        with jax.enable_x64(t == "d"):
+            xw, xl, xr = (np.asarray(o) for o in lax.linalg.eig(a, compute_left_eigenvectors=True))
+        w, vl, vr, info = _geev(lib, t, a)
+        assert info == 0 and np.array_equal(w, xw), f"{n} x {n}: eigenvalues not XLA's"
+        for v, x in ((vr, xr), (vl, xl)):
+            for k in np.nonzero(w.imag)[0]:
+                mag = np.sort(np.abs(x[:, k]))
+                if mag[-1] < 1.01 * mag[-2]:  # two near-largest components: rounding picks one
+                    continue
+                top = np.argmax(np.abs(x[:, k]))
+                assert v[top, k].imag == 0 and np.sign(v[top, k].real) == np.sign(x[top, k].real), \
+                    f"{n} x {n}: vector {k} is not dgeev's: {v[top, k]} where XLA has {x[top, k]}"
+                compared += 1
+                negative += x[top, k].real < 0
+    assert compared > 200 and negative > compared // 5, (compared, negative)
 
 
 @pytest.mark.parametrize("t", "sd")
