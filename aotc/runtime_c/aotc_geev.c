@@ -442,7 +442,10 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T*
                           T* work) {                                                                                  \
   T* h = work;                                                                                                        \
   if (n > 0) memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                             \
+  const R anrm = P##_lange_max(AOTC_LA_ALL, n, n, h, n), cscale = P##_drv_scale(anrm);                                \
+  if (cscale != (R)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, h, n); /* zgeev's scaling */                         \
   P##_geev_core(left, right, n, h, w, vl, vr, info, work + n * n);                                                    \
+  if (cscale != (R)0 && *info == 0) P##_lascl(AOTC_LA_ALL, cscale, anrm, n, 1, w, 1);                                 \
 }                                                                                                                     \
                                                                                                                       \
 /* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless      \
@@ -452,12 +455,18 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                 \
   R* sc = (R*)(work + n * n + n);                                                                                     \
   int64_t ilo, ihi;                                                                                                   \
+  const R anrm = P##_lange_max(AOTC_LA_ALL, n, n, t, n), cscale = P##_drv_scale(anrm);                                \
+  if (cscale != (R)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, t, n); /* zgees's scaling */                         \
   P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* ?gees permutes (no scaling), then moves the vectors back */               \
   P##_hessenberg(n, t, work, work + n * n);                                                                           \
   *info = P##_lahqr(n, t, work, w);                                                                                   \
   *sdim = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
   P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \
+  if (cscale != (R)0) { /* T back to A's scale, the eigenvalues read from it again */                                 \
+    P##_lascl(AOTC_LA_UPPER, cscale, anrm, n, n, t, n);                                                               \
+    for (int64_t i = 0; i < n; ++i) w[i] = t[i * n + i];                                                              \
+  }                                                                                                                   \
 }
 
 /* GCC would vectorize complex products into fused multiply-add/subtract (see aotc_linalg.c). */

@@ -296,6 +296,11 @@ AOTC_RT_API void P##_syevd(int vectors, int lower, int64_t n, const T* src, T* a
       h[i * n + j] = mine ? src[i * n + j] : P##_conj(src[j * n + i]);                                                \
       if (i == j) h[i * n + j] = P##_mk(P##_re(src[i * n + i]), (R)0);                                                \
     }                                                                                                                 \
+  /* dsyevd's scaling of a matrix whose largest magnitude is below sqrt(safmin / eps) or above its inverse */         \
+  const R rmin = P##_sqrt(P##_sfmin() / P##_eps()), rmax = P##_sqrt((R)1 / (P##_sfmin() / P##_eps()));                \
+  const R anrm = P##_lange_max(AOTC_LA_ALL, n, n, h, n);                                                              \
+  const R sigma = anrm > (R)0 && anrm < rmin ? rmin / anrm : anrm > rmax ? rmax / anrm : (R)0;                        \
+  if (sigma != (R)0) P##_lascl(AOTC_LA_ALL, (R)1, sigma, n, n, h, n);                                                 \
   *info = 0;                                                                                                          \
   for (int64_t k = 0; k + 1 < n; ++k) { /* H_k^H A H_k, v in column k from row k + 1 */                               \
     R beta;                                                                                                           \
@@ -403,6 +408,8 @@ AOTC_RT_API void P##_syevd(int vectors, int lower, int64_t n, const T* src, T* a
     P##_copy(a, src, n * n);                                                                                          \
     return;                                                                                                           \
   }                                                                                                                   \
+  if (sigma != (R)0)                                                                                                  \
+    for (int64_t i = 0; i < n; ++i) w[i] *= (R)1 / sigma;                                                             \
   P##_order(n, w, iwork, 1);                                                                                          \
   for (int64_t i = 0; i < n; ++i) e[i] = w[iwork[i]];                                                                 \
   for (int64_t i = 0; i < n; ++i) w[i] = e[i];                                                                        \
@@ -456,6 +463,8 @@ AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R
     for (int64_t j = 0; j < q; ++j) wm[i * q + j] = m <= n ? src[i * n + j] : P##_conj(src[j * n + i]);               \
   for (int64_t i = 0; i < p; ++i)                                                                                     \
     for (int64_t j = 0; j < p; ++j) g[i * p + j] = P##_mk(i == j ? (R)1 : (R)0, (R)0);                                \
+  const R anrm = P##_lange_max(AOTC_LA_ALL, p, q, wm, q), cscale = P##_drv_scale(anrm);                               \
+  if (cscale != (R)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, p, q, wm, q); /* dgesdd's scaling */                       \
   R tol = P##_eps() * P##_sqrt((R)q);                                                                                 \
   R* nrm = rwork; /* p squared row norms, kept current through the rotations */                                       \
   *info = 1;                                                                                                          \
@@ -523,7 +532,10 @@ AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R
   for (int64_t i = 0; i < p; ++i) y[i] = P##_mk(s[iwork[i]], (R)0);                                                   \
   for (int64_t i = 0; i < p; ++i) s[i] = P##_re(y[i]);                                                                \
   P##_copy(a, src, m * n);                                                                                            \
-  if (mode == 0) return;                                                                                              \
+  if (mode == 0) {                                                                                                    \
+    if (cscale != (R)0) P##_lascl_r(cscale, anrm, p, s);                                                              \
+    return;                                                                                                           \
+  }                                                                                                                   \
   int64_t cnt = mode == 2 ? q : p, good = 0;                                                                          \
   R floor = smax * P##_eps() * (R)q;                                                                                  \
   for (int64_t i = 0; i < p && s[i] > floor; ++i, ++good) {                                                           \
@@ -541,6 +553,7 @@ AOTC_RT_API void P##_gesdd(int mode, int64_t m, int64_t n, const T* src, T* a, R
     for (int64_t r = 0; r < n; ++r)                                                                                   \
       for (int64_t c = 0; c < n; ++c) vt[r * n + c] = g[iwork[r] * p + c];                                            \
   }                                                                                                                   \
+  if (cscale != (R)0) P##_lascl_r(cscale, anrm, p, s); /* the singular values at A's scale */                         \
 }                                                                                                                     
 
 AOTC__LA_DEFINE(aotc_la_s, float, float)

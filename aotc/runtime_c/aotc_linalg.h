@@ -83,4 +83,82 @@ AOTC__LA_COMPLEX(aotc_la_z, aotc_c128, double, sqrt, fabs, DBL_EPSILON, DBL_MIN)
 #pragma GCC pop_options
 #endif
 
+/* ---- the drivers' scaling of a matrix whose largest entry is near underflow or overflow ---- */
+/* Entries (i, j) of an m x n row-major matrix (leading dimension ld) in `part`: AOTC_LA_ALL, the upper
+   Hessenberg part (j >= i - 1), the upper triangle (j >= i), the lower one (j <= i). */
+enum { AOTC_LA_ALL = 0, AOTC_LA_HESS = 1, AOTC_LA_UPPER = 2, AOTC_LA_LOWER = 3 };
+#define AOTC__LA_PART_LOOP(part, m, n, BODY)                                                \
+  for (int64_t i_ = 0; i_ < (m); ++i_) {                                                   \
+    int64_t j0_ = (part) == AOTC_LA_HESS ? i_ - 1 : (part) == AOTC_LA_UPPER ? i_ : 0;      \
+    int64_t j1_ = (part) == AOTC_LA_LOWER ? i_ + 1 : (n);                                  \
+    if (j0_ < 0) j0_ = 0;                                                                  \
+    if (j1_ > (n)) j1_ = (n);                                                              \
+    for (int64_t j_ = j0_; j_ < j1_; ++j_) { BODY }                                        \
+  }
+#define AOTC__LA_SCALING(P, T, R, ABSM)                                                     \
+  /* ?lange('M'): the largest magnitude over `part`, NaN if an entry is NaN */              \
+  AOTC_INLINE R P##_lange_max(int part, int64_t m, int64_t n, const T* a, int64_t ld) {    \
+    R v = (R)0;                                                                            \
+    AOTC__LA_PART_LOOP(part, m, n, {                                                       \
+      R x = ABSM(a[i_ * ld + j_]);                                                         \
+      if (v < x || x != x) v = x;                                                          \
+    })                                                                                     \
+    return v;                                                                              \
+  }                                                                                        \
+  /* ?lascl's factors: cto / cfrom as the product of mul[0..count) (count returned; 0 when it is 1), each    \
+     step by the safe minimum or its inverse where the quotient itself would overflow or underflow */       \
+  AOTC_INLINE int P##_lascl_factors(R cfrom, R cto, R* mul) {                                              \
+    const R smlnum = P##_sfmin(), bignum = (R)1 / smlnum;                                                  \
+    R cfromc = cfrom, ctoc = cto;                                                                          \
+    for (int k = 0; k < 8; ++k) {                                                                          \
+      const R cfrom1 = cfromc * smlnum;                                                                    \
+      if (cfrom1 == cfromc) { /* cfromc infinite */                                                        \
+        mul[k] = ctoc / cfromc;                                                                            \
+        return k + 1;                                                                                      \
+      }                                                                                                    \
+      const R cto1 = ctoc / bignum;                                                                        \
+      if (cto1 == ctoc) { /* ctoc 0 or infinite */                                                         \
+        mul[k] = ctoc;                                                                                     \
+        return k + 1;                                                                                      \
+      } else if (P##_fabs(cfrom1) > P##_fabs(ctoc) && ctoc != (R)0) {                                      \
+        mul[k] = smlnum;                                                                                   \
+        cfromc = cfrom1;                                                                                   \
+      } else if (P##_fabs(cto1) > P##_fabs(cfromc)) {                                                      \
+        mul[k] = bignum;                                                                                   \
+        ctoc = cto1;                                                                                       \
+      } else {                                                                                             \
+        mul[k] = ctoc / cfromc;                                                                            \
+        return mul[k] == (R)1 ? k : k + 1;                                                                 \
+      }                                                                                                    \
+    }                                                                                                      \
+    return 8; /* not reached: each step moves the exponent by the whole range */                           \
+  }                                                                                                        \
+  /* ?lascl: `part` of a multiplied by cto / cfrom */                                                      \
+  AOTC_INLINE void P##_lascl(int part, R cfrom, R cto, int64_t m, int64_t n, T* a, int64_t ld) {           \
+    R mul[8];                                                                                              \
+    const int count = P##_lascl_factors(cfrom, cto, mul);                                                  \
+    for (int k = 0; k < count; ++k)                                                                        \
+      AOTC__LA_PART_LOOP(part, m, n, { a[i_ * ld + j_] = P##_rmul(a[i_ * ld + j_], mul[k]); })             \
+  }                                                                                                        \
+  /* ?lascl of the real vector x[0..m) */                                                                  \
+  AOTC_INLINE void P##_lascl_r(R cfrom, R cto, int64_t m, R* x) {                                          \
+    R mul[8];                                                                                              \
+    const int count = P##_lascl_factors(cfrom, cto, mul);                                                  \
+    for (int k = 0; k < count; ++k)                                                                        \
+      for (int64_t i = 0; i < m; ++i) x[i] *= mul[k];                                                      \
+  }                                                                                                        \
+  /* ?geev's, ?gees's and ?gesdd's thresholds: the target scale of a matrix whose largest  \
+     magnitude anrm is below sqrt(safmin) / eps or above its inverse, else 0 */            \
+  AOTC_INLINE R P##_drv_scale(R anrm) {                                                    \
+    const R smlnum = P##_sqrt(P##_sfmin()) / P##_eps(), bignum = (R)1 / smlnum;            \
+    return anrm > (R)0 && anrm < smlnum ? smlnum : anrm > bignum ? bignum : (R)0;          \
+  }
+/* complex magnitudes as ?lange's ABS of a complex entry (cabs: hypot, no overflow) */
+#define AOTC__LA_ABS_C64(x) hypotf((x).re, (x).im)
+#define AOTC__LA_ABS_C128(x) hypot((x).re, (x).im)
+AOTC__LA_SCALING(aotc_la_s, float, float, fabsf)
+AOTC__LA_SCALING(aotc_la_d, double, double, fabs)
+AOTC__LA_SCALING(aotc_la_c, aotc_c64, float, AOTC__LA_ABS_C64)
+AOTC__LA_SCALING(aotc_la_z, aotc_c128, double, AOTC__LA_ABS_C128)
+
 #endif /* AOTC_LINALG_H */

@@ -347,6 +347,34 @@ AOTC_INLINE void P##_rs_lanv2(T* a, T* b, T* c, T* d, T* rt1r, T* rt1i, T* rt2r,
                                                                                                                       \
 AOTC__LA_LAHQR_REAL(P, T)                                                                                             \
                                                                                                                       \
+/* dgees's return of a scaled matrix's Schur form to A's scale: T's upper Hessenberg part, wr read from its diagonal  \
+   again; when scaled up from near underflow, a 2 x 2 block whose subdiagonal entry underflowed holds two real        \
+   eigenvalues, and one whose superdiagonal entry did is made upper triangular (the rows and columns of its pair      \
+   swapped around it, and z's columns); then wi. */                                                                   \
+AOTC_INLINE void P##_gees_swap(int64_t m, T* x, int64_t sx, T* y, int64_t sy) {                                       \
+  for (int64_t r = 0; r < m; ++r) { T v = x[r * sx]; x[r * sx] = y[r * sy]; y[r * sy] = v; }                          \
+}                                                                                                                     \
+AOTC_INLINE void P##_gees_unscale(int64_t n, T* t, T* z, T* wr, T* wi, T anrm, T cscale) {                            \
+  P##_lascl(AOTC_LA_HESS, cscale, anrm, n, n, t, n);                                                                  \
+  for (int64_t i = 0; i < n; ++i) wr[i] = t[i * n + i];                                                               \
+  if (cscale < (T)1) {                                                                                                \
+    for (int64_t i = 0; i + 1 < n; i += wi[i] == (T)0 ? 1 : 2) {                                                      \
+      if (wi[i] == (T)0) continue;                                                                                    \
+      if (t[(i + 1) * n + i] == (T)0) {                                                                               \
+        wi[i] = wi[i + 1] = (T)0;                                                                                     \
+      } else if (t[i * n + i + 1] == (T)0) {                                                                          \
+        wi[i] = wi[i + 1] = (T)0;                                                                                     \
+        P##_gees_swap(i, t + i, n, t + i + 1, n);                             /* columns i, i + 1 above the block */  \
+        P##_gees_swap(n - i - 2, t + i * n + i + 2, 1, t + (i + 1) * n + i + 2, 1); /* rows i, i + 1 after it */      \
+        if (z) P##_gees_swap(n, z + i, n, z + i + 1, n);                                                              \
+        t[i * n + i + 1] = t[(i + 1) * n + i];                                                                        \
+        t[(i + 1) * n + i] = (T)0;                                                                                    \
+      }                                                                                                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  P##_lascl(AOTC_LA_ALL, cscale, anrm, n, 1, wi, 1);                                                                  \
+}                                                                                                                     \
+                                                                                                                      \
 /* The real Schur decomposition (?gees, no sorting) of the row-major n x n src: t = T, z = Z (zeros unless            \
    `vectors`), wr/wi the eigenvalues, *sdim = 0, *info as ?lahqr's.  work: n*n + 2n elements. */                      \
 AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* wr, T* wi, int32_t* sdim,              \
@@ -357,10 +385,13 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   if (t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                          \
   T* sc = work + n * n + n;                                                                                           \
   int64_t ilo, ihi;                                                                                                   \
+  const T anrm = P##_lange_max(AOTC_LA_ALL, n, n, t, n), cscale = P##_drv_scale(anrm);                                \
+  if (cscale != (T)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, t, n); /* dgees's scaling */                         \
   P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* dgees permutes (no scaling), then moves the vectors back */               \
   P##_rs_hessenberg(n, t, work, work + n * n);                                                                        \
   *info = P##_rs_lahqr(n, t, work, wr, wi);                                                                           \
   P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \
+  if (cscale != (T)0) P##_gees_unscale(n, t, vectors ? z : NULL, wr, wi, anrm, cscale);                               \
 }
 
 /* Not vectorized by GCC: with FMA available (-mfma, -march=native) its SLP vectorizer turns the row
@@ -435,6 +466,13 @@ AOTC_INLINE void P##_ev_phase(int64_t n, const T* h, const CT* t, int64_t i, T w
   ph[n + i] = first ? Q##_mk(Q##_im(l1), -Q##_re(l1)) : l0; /* l1 / i, or l0 / 1 */                                   \
 }                                                                                                                     \
                                                                                                                       \
+/* dgeev's eigenvalues back to A's scale (cscale 0: not scaled) */                                                    \
+AOTC_INLINE void P##_geev_unscale(int64_t n, T* wr, T* wi, T anrm, T cscale) {                                        \
+  if (cscale == (T)0) return;                                                                                         \
+  P##_lascl_r(cscale, anrm, n, wr);                                                                                   \
+  P##_lascl_r(cscale, anrm, n, wi);                                                                                   \
+}                                                                                                                     \
+                                                                                                                      \
 AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T* wi, CT* vl, CT* vr,                 \
                           int32_t* info, CT* work) {                                                                  \
   *info = 0;                                                                                                          \
@@ -448,6 +486,8 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   CT* ph = (CT*)(sc + n); /* 2n complex: the pairs' phases (P##_ev_phase) */                                          \
   int64_t ilo, ihi;                                                                                                   \
   memcpy(h, src, (size_t)(n * n) * sizeof(T));                                                                        \
+  const T anrm = P##_lange_max(AOTC_LA_ALL, n, n, h, n), cscale = P##_drv_scale(anrm);                                \
+  if (cscale != (T)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, h, n); /* dgeev's scaling */                         \
   P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* dgeev balances: permutes and scales */                                    \
   P##_rs_hessenberg(n, h, zr, zr + n * n);                                                                            \
   *info = P##_rs_lahqr(n, h, zr, wr, wi);                                                                             \
@@ -459,7 +499,10 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
     for (int64_t i = 0; i < n * n; ++i) { if (left) vl[i] = nan; if (right) vr[i] = nan; }                            \
     return;                                                                                                           \
   }                                                                                                                   \
-  if (!left && !right) return;                                                                                        \
+  if (!left && !right) {                                                                                              \
+    P##_geev_unscale(n, wr, wi, anrm, cscale);                                                                        \
+    return;                                                                                                           \
+  }                                                                                                                   \
   for (int64_t i = 0; i < n * n; ++i) { tc[i] = Q##_mk(h[i], (T)0); zc[i] = Q##_mk(zr[i], (T)0); }                    \
   for (int64_t i = 0; i + 1 < n; ++i)                                                                                 \
     if (wi[i] > (T)0) {                                                                                               \
@@ -469,6 +512,7 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   Q##_trevc(left, right, n, tc, zc, vl, vr, x, sc, ilo, ihi, wi, ph);                                                 \
   if (left) P##_ev_real_columns(n, wi, vl);                                                                           \
   if (right) P##_ev_real_columns(n, wi, vr);                                                                          \
+  P##_geev_unscale(n, wr, wi, anrm, cscale); /* after the vectors: P##_ev_block reads the scaled ones */              \
 }
 
 AOTC__LA_GEEV_REAL(aotc_la_s, aotc_la_c, float, aotc_c64)
