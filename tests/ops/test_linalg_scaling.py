@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests.ops.conftest import run_hlo_text
-from tests.ops.linalg_cases import CASES
+from tests.ops.linalg_cases import CASES as LINALG_CASES
 from tests.ops.test_linalg import _split, check, load
 
 # the outputs that scale with A (eigenvalues, T, singular values); the others are unit vectors
@@ -37,7 +37,7 @@ _EXPONENTS = {"f32": (100, -100), "f64": (900, -900), "c64": (100, -100), "c128"
 @pytest.mark.parametrize("k", ["up", "down"])
 @pytest.mark.parametrize("name", _NAMES)
 def test_extreme_scale(name, k, workdir):
-    case = CASES[name]
+    case = LINALG_CASES[name]
     z = load(name)
     ins, want = _split(z)
     e = _EXPONENTS[case.dtype][0 if k == "up" else 1]
