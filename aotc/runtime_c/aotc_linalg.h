@@ -85,14 +85,13 @@ AOTC__LA_COMPLEX(aotc_la_z, aotc_c128, double, sqrt, fabs, DBL_EPSILON, DBL_MIN)
 
 /* ---- the drivers' scaling of a matrix whose largest entry is near underflow or overflow ---- */
 /* Entries (i, j) of an m x n row-major matrix (leading dimension ld) in `part`: AOTC_LA_ALL, the upper
-   Hessenberg part (j >= i - 1), the upper triangle (j >= i), the lower one (j <= i). */
-enum { AOTC_LA_ALL = 0, AOTC_LA_HESS = 1, AOTC_LA_UPPER = 2, AOTC_LA_LOWER = 3 };
+   Hessenberg part (j >= i - 1), the upper triangle (j >= i). */
+enum { AOTC_LA_ALL = 0, AOTC_LA_HESS = 1, AOTC_LA_UPPER = 2 };
 #define AOTC__LA_PART_LOOP(part, m, n, BODY)                                                \
   for (int64_t i_ = 0; i_ < (m); ++i_) {                                                   \
     int64_t j0_ = (part) == AOTC_LA_HESS ? i_ - 1 : (part) == AOTC_LA_UPPER ? i_ : 0;      \
-    int64_t j1_ = (part) == AOTC_LA_LOWER ? i_ + 1 : (n);                                  \
+    int64_t j1_ = (n);                                                                     \
     if (j0_ < 0) j0_ = 0;                                                                  \
-    if (j1_ > (n)) j1_ = (n);                                                              \
     for (int64_t j_ = j0_; j_ < j1_; ++j_) { BODY }                                        \
   }
 #define AOTC__LA_SCALING(P, T, R, ABSM)                                                     \

@@ -372,7 +372,7 @@ AOTC_INLINE void P##_gees_unscale(int64_t n, T* t, T* z, T* wr, T* wi, T anrm, T
       }                                                                                                               \
     }                                                                                                                 \
   }                                                                                                                   \
-  P##_lascl(AOTC_LA_ALL, cscale, anrm, n, 1, wi, 1);                                                                  \
+  P##_lascl_r(cscale, anrm, n, wi);                                                                                   \
 }                                                                                                                     \
                                                                                                                       \
 /* The real Schur decomposition (?gees, no sorting) of the row-major n x n src: t = T, z = Z (zeros unless            \
