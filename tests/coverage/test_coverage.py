@@ -52,6 +52,7 @@ def test_readme_section_is_generated():
         "README's 'What compiles' is stale: paste `python -m aotc.coverage --markdown` into it"
 
 
+@pytest.mark.slow  # every probe compiled again: a minute
 def test_cli_summary():
     r = subprocess.run([sys.executable, "-m", "aotc.coverage"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr

@@ -86,7 +86,7 @@ def _leaves(params):
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-@pytest.mark.parametrize("weights", ["bound", "fed"])
+@pytest.mark.parametrize("weights", ["fed", pytest.param("bound", marks=pytest.mark.slow)])
 def test_compile_matches_jax(model, weights, tmp_path):
     fn, params, x = MODELS[model]
     lib = aotc.jax.compile(fn, jax.ShapeDtypeStruct(x.shape, jnp.float32), params, weights=weights,
@@ -187,8 +187,12 @@ def test_aarch64_under_qemu(tmp_path):
     np.testing.assert_allclose(outs["y"], np.asarray(jax.jit(fn)(x, params)), rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("model", sorted(MODELS))
-@pytest.mark.parametrize("form", ["serialized", "bytecode", "text"])
+_ONE_EACH = {("mlp", "serialized"), ("cnn", "bytecode"), ("transformer", "text")}
+
+
+# each form with one model here, every pair with the heavy tests (`make test-slow`)
+@pytest.mark.parametrize("model,form", [(m, f) if (m, f) in _ONE_EACH else pytest.param(m, f, marks=pytest.mark.slow)
+                                        for m in sorted(MODELS) for f in ("serialized", "bytecode", "text")])
 def test_jax_export_artifacts_compile_and_match(model, form, tmp_path):
     """`jax.export` of each model (weights as arguments), as the serialized Exported blob, its
     VHLO bytecode and its StableHLO text, compiled from the file."""

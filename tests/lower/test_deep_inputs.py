@@ -44,6 +44,7 @@ def test_a_chain_of_244_ops_builds(tmp_path):
     assert (tmp_path / "libm.o").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_a_chain_of_10000_ops_generates(tmp_path):
     r = _compile(tmp_path, _chain(10000))
     assert r.exit_code == 0, r.output

@@ -88,6 +88,9 @@ def _inputs(seed: int, *shapes) -> list[np.ndarray]:
 
 CASES: dict[str, tuple] = {}
 PANELS: dict[str, bool] = {}  # case -> whether the bound weight is stored in panels
+# cases also built under the sanitizers: their fed/bound comparison runs with the heavy tests
+_UNDER_SANITIZERS = ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols", "panels_conv1d_last_row",
+                     "panels_conv1x1_ranges"]
 
 
 def _add(name: str, text: str, inputs: list[np.ndarray], panels: bool) -> None:
@@ -142,7 +145,8 @@ def _config(path, text: str, bound: bool) -> str:
     return str(out)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _UNDER_SANITIZERS else n
+                                  for n in sorted(CASES)])
 def test_bound_weight_in_panels(name, tmp_path):
     import aotc
 
@@ -189,8 +193,7 @@ def test_pack_panels_is_the_runtime_layout(shape):
     np.testing.assert_array_equal(got[(jj // 32) * k * 32 + kk * 32 + jj % 32], flat)
 
 
-@pytest.mark.parametrize("name", ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols", "panels_conv1d_last_row",
-                                  "panels_conv1x1_ranges"])
+@pytest.mark.parametrize("name", _UNDER_SANITIZERS)
 def test_bound_weight_in_panels_under_sanitizers(name, tmp_path):
     """The bound build under AddressSanitizer and UBSan (a report fails the run), on two
     threads: the panel reads, their prefetches and the copied short rows stay in bounds."""

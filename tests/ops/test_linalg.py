@@ -472,8 +472,10 @@ ENTRY main {
 _BUILDS = [("gcc", "-O0"), ("gcc", "-O2"), ("gcc", "-O3 -march=native"), ("clang", "-O1"), ("clang", "-O3 -march=native")]
 
 
-@pytest.mark.parametrize("name", ["solve_f32_17x17", "eigh_c128_17x17", "svd_full_f64_7x4", "qr_complete_c64_4x7",
-                                  "eig_left_f64_17x17", "eig_c128_17x17"])
+# two cases here (a real f32 factorization, a complex eigensolver), the rest with the heavy tests
+@pytest.mark.parametrize("name", ["solve_f32_17x17", "eig_c128_17x17"] + [
+    pytest.param(n, marks=pytest.mark.slow)
+    for n in ("eigh_c128_17x17", "svd_full_f64_7x4", "qr_complete_c64_4x7", "eig_left_f64_17x17")])
 def test_same_bits_with_every_compiler_and_flag(name, workdir):
     """The generated C, warning-free under -Werror with gcc and clang at several -O levels,
     gives the same bits with every build (FMA contraction is off in the file)."""

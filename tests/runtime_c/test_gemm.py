@@ -195,6 +195,7 @@ def test_gemm_neon_under_qemu(tmp_path):
     assert out.strip() == "ok scalar"
 
 
+@pytest.mark.slow  # cross-built and emulated: minutes
 @pytest.mark.parametrize("target,qemu", [("arm-linux-musleabihf", "qemu-arm"),
                                          ("riscv64-linux-musl", "qemu-riscv64")])
 def test_rt_check_other_targets(tmp_path, target, qemu):

@@ -22,6 +22,8 @@ from aotc.runtime_c import RUNTIME_DIR, RUNTIME_FILES, runtime_source
 from .conftest import CTYPE, HERE, aarch64_tools, is_x86_64, native_variant, run_c_program
 from .reference import BITS, bits_f32, bits_f64, call_group, math_groups, result_key, wrap
 
+# the same check with clang runs with the heavy tests (`make test-slow`)
+CLANG_SLOW = pytest.param("clang", marks=pytest.mark.slow)
 WARN = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wpedantic"]
 
 
@@ -51,7 +53,7 @@ def concatenated(tmp_path_factory):
     return p
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", ["gcc", CLANG_SLOW])
 def test_each_file_alone(cc):
     if not shutil.which(cc):
         pytest.skip(f"{cc} not found")
@@ -66,7 +68,7 @@ def test_each_file_alone(cc):
             compile_only(cc, RUNTIME_DIR / name, flags + extra)
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", ["gcc", CLANG_SLOW])
 def test_concatenated_runtime(cc, concatenated):
     if not shutil.which(cc):
         pytest.skip(f"{cc} not found")
@@ -78,6 +80,7 @@ def test_concatenated_runtime(cc, concatenated):
             compile_only(cc, concatenated, flags + ["-DAOTC_RT_API="])
 
 
+@pytest.mark.slow
 def test_aarch64_cross(concatenated):
     tools = aarch64_tools()
     cc = tools[0] if tools else shutil.which("aarch64-linux-gnu-gcc")
@@ -171,7 +174,7 @@ def _san_flags(cc: str) -> list[str]:
     return SAN + (["-fsanitize=float-cast-overflow"] if cc == "gcc" else [])
 
 
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("cc", ["gcc", CLANG_SLOW])
 def test_math_driver_under_sanitizers(cc, rt, tmp_path):
     if not shutil.which(cc):
         pytest.skip(f"{cc} not found")

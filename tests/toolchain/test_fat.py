@@ -184,9 +184,10 @@ def _model_files(tmp_path: Path, case: str) -> tuple[Path, Path, dict | None, di
 
 
 CASES = ["matmul_example", "tf_matmul_and_add", "op_conv_variants", "op_unary_f32", "op_while", "dense", "dense64", "conv"]
+_FAST = {"matmul_example", "dense", "conv"}  # the rest with the heavy tests (`make test-slow`)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", [c if c in _FAST else pytest.param(c, marks=pytest.mark.slow) for c in CASES])
 def test_levels_give_the_same_bits_as_each_other_and_x86_64(tmp_path, case):
     model, cfg, inputs, expected, rtol = _model_files(tmp_path, case)
     so, name = _build(tmp_path / "fat", model, cfg, "x86_64-fat")
