@@ -40,6 +40,7 @@ def _run(tmp_path, key: str, *extra) -> np.ndarray:
         return z["y"]
 
 
+@pytest.mark.slow
 def test_run_weights_file_matches_xla_for_each_weight_set(tmp_path):
     for key in ("a", "b"):
         y = _run(tmp_path, key, "--inputs", str(DATA / "inputs.npz"), "--weights", "file")

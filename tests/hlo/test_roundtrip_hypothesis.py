@@ -12,6 +12,7 @@ import json
 from math import prod
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -218,6 +219,7 @@ def modules(draw):
                   stack_frames=draw(st.none() | stack_frames()))
 
 
+@pytest.mark.slow  # 150 generated modules: half a minute
 @SETTINGS
 @given(modules())
 def test_print_then_parse_is_identity(module: Module) -> None:

@@ -175,6 +175,7 @@ def test_export_verb_errors(args, message, tmp_path):
     assert r.exit_code == 1 and message in r.output and "Traceback" not in r.output, r.output
 
 
+@pytest.mark.slow  # emulated
 @pytest.mark.aarch64
 @pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
                     reason="needs aarch64-linux-gnu-gcc and qemu-aarch64")

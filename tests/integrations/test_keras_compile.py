@@ -42,7 +42,7 @@ def _small_cnn():
     return model
 
 
-@pytest.mark.parametrize("weights", ["bound", "fed"])
+@pytest.mark.parametrize("weights", [pytest.param("bound", marks=pytest.mark.slow), "fed"])
 def test_small_cnn_matches_keras(weights, tmp_path):
     model = _small_cnn()
     x = np.random.default_rng(0).standard_normal((2, 16, 16, 3)).astype(np.float32)
@@ -66,6 +66,7 @@ def test_not_a_keras_model():
         aotc.keras.compile(lambda x: x, np.ones(3, np.float32))
 
 
+@pytest.mark.slow  # emulated
 @pytest.mark.aarch64
 @pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
                     reason="needs aarch64-linux-gnu-gcc and qemu-aarch64")

@@ -34,7 +34,7 @@ def test_lowp_check(tmp_path, cc, flags):
     assert out.strip() == "ok"
 
 
-@pytest.mark.parametrize("march", ["armv8.2-a+dotprod", "armv8-a"])
+@pytest.mark.parametrize("march", ["armv8.2-a+dotprod", pytest.param("armv8-a", marks=pytest.mark.slow)])
 def test_lowp_check_aarch64_under_qemu(tmp_path, march):
     """sdot (armv8.2-a+dotprod) and the portable s8 path with the NEON sgemm (armv8-a)."""
     tools = aarch64_tools()

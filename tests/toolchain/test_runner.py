@@ -163,6 +163,7 @@ def test_aarch64_under_qemu(tmp_path):
         assert "statically linked" in desc
 
 
+@pytest.mark.slow  # emulated; gcc's build runs in the fast step
 @pytest.mark.aarch64
 def test_aarch64_with_clang_under_qemu(tmp_path):
     if HOST.arch == "aarch64":
