@@ -90,9 +90,8 @@ enum { AOTC_LA_ALL = 0, AOTC_LA_HESS = 1, AOTC_LA_UPPER = 2 };
 #define AOTC__LA_PART_LOOP(part, m, n, BODY)                                                \
   for (int64_t i_ = 0; i_ < (m); ++i_) {                                                   \
     int64_t j0_ = (part) == AOTC_LA_HESS ? i_ - 1 : (part) == AOTC_LA_UPPER ? i_ : 0;      \
-    int64_t j1_ = (n);                                                                     \
     if (j0_ < 0) j0_ = 0;                                                                  \
-    for (int64_t j_ = j0_; j_ < j1_; ++j_) { BODY }                                        \
+    for (int64_t j_ = j0_; j_ < (n); ++j_) { BODY }                                        \
   }
 #define AOTC__LA_SCALING(P, T, R, ABSM)                                                     \
   /* ?lange('M'): the largest magnitude over `part`, NaN if an entry is NaN */              \
