@@ -10,6 +10,7 @@ from collections import Counter
 
 from ..errors import AotcError
 from ..kernel import ir as K
+from ..kernel.vectorize import SIMD
 from ..lower.program import ConstArray, Program, Slot
 from ..runtime_c import parts_called, runtime_source
 from . import fat, host
@@ -89,6 +90,12 @@ def _called(bodies, functions) -> set[str]:
                 if n in by_name:
                     todo.append((by_name[n].body, by_name[n].results))
     return seen
+
+
+def _vector_loops(programs) -> bool:
+    """Whether a kernel or scalar function holds a loop printed in the SIMD vocabulary."""
+    bodies = [k.body for q in programs for k in q.kernels] + [f.body for q in programs for f in q.functions]
+    return any(isinstance(st, K.Loop) and SIMD in st.marks for b in bodies for st in K.walk(b))
 
 
 _BUDGET = [
@@ -248,7 +255,8 @@ def emit_source_parts(p: Program, header_name: str, encoding: str = "array",
            *(fat.prologue(fat_levels) if fat_levels else []),
            "/* ---------------------------------------------------------------- runtime */",
            runtime_source(parts_called(_called([k.body for q in programs for k in q.kernels],
-                                                 [f for q in programs for f in q.functions]))), "",
+                                                 [f for q in programs for f in q.functions]),
+                                         bool(fat_levels) or _vector_loops(programs))), "",
            "/* ---------------------------------------------------------------- constants */"]
     consts = [c for q in programs for c in q.constants]
     in_blob = [c for c in consts if encoding == "incbin" and incbin_ok(c)]

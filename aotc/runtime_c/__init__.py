@@ -48,6 +48,7 @@ RUNTIME_FILES: tuple[str, ...] = (
 
 # Optional parts: embedded only into a .c whose kernels call a function of the part (every
 # such function's name starts with the part's prefix); the rest of the runtime is always there.
+# Every optional part but "linalg" needs "vector" (VECTOR_PART) too.
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft_v8.c", "aotc_fft.c")),
     "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c")),
@@ -56,6 +57,16 @@ OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),
     "transpose": ("aotc_tr_", ("aotc_transpose.h", "aotc_transpose.c")),
 }
+
+# The vector part: the SIMD vocabulary and the packed GEMM, with the compiler's intrinsics
+# headers they need (<immintrin.h> alone is most of the time a C compiler takes over the file
+# of a small model). Embedded into a .c whose kernels hold a vector loop, call a GEMM or an
+# f16 conversion (F16C instructions), or call a function of an optional part built on it; without it
+# the runtime is built with AOTC__NO_VECTOR_CODE defined and includes neither header.
+VECTOR_PART = "vector"
+VECTOR_FILES = ("aotc_simd.h", "aotc_gemm.h", "aotc_gemm.c", "aotc_gemm_panels.c")
+VECTOR_CALLS = ("aotc_sgemm", "aotc_dgemm", "aotc_gemm_", "aotc_f16_to_f32", "aotc_f32_to_f16", "aotc_round_f16")
+SCALAR_PARTS = frozenset({"linalg"})  # optional parts written in plain C, which need no vector part
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES
 # in aotc_gemm.h; the same on every ISA).  Tests check the two agree.
@@ -165,10 +176,14 @@ def runtime_path(name: str) -> Path:
     return RUNTIME_DIR / name
 
 
-def parts_called(names) -> frozenset[str]:
-    """The optional parts whose functions are among the called function `names`."""
-    return frozenset(part for part, (prefix, _) in OPTIONAL_PARTS.items()
-                     if any(n.startswith(prefix) for n in names))
+def parts_called(names, vector_loops: bool = True) -> frozenset[str]:
+    """The optional parts whose functions are among the called function `names`, with the
+    vector part when there are `vector_loops`, a call that needs it or a part that does."""
+    names = tuple(names)
+    parts = {part for part, (prefix, _) in OPTIONAL_PARTS.items() if any(n.startswith(prefix) for n in names)}
+    if vector_loops or parts - SCALAR_PARTS or any(n.startswith(VECTOR_CALLS) for n in names):
+        parts.add(VECTOR_PART)
+    return frozenset(parts)
 
 
 @lru_cache(maxsize=None)
@@ -183,6 +198,10 @@ def runtime_source(parts: frozenset[str] | None = None) -> str:
     left_out = {f for part, (_, files) in OPTIONAL_PARTS.items() if parts is not None and part not in parts
                 for f in files}
     parts_text = []
+    if parts is not None and VECTOR_PART not in parts:
+        left_out.update(VECTOR_FILES)
+        parts_text.append("/* no kernel of this file holds vector code: the runtime without its vector part */\n"
+                          "#define AOTC__NO_VECTOR_CODE 1\n")
     for name in RUNTIME_FILES:
         if name in left_out:
             continue

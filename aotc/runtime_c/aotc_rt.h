@@ -222,15 +222,19 @@ typedef struct {
 #endif
 
 /* F16C: f16 <-> f32 conversions in one instruction (aotc_math.h) */
-#if !defined(AOTC_SIMD_SCALAR) && defined(__F16C__)
+#if !defined(AOTC_SIMD_SCALAR) && !defined(AOTC__NO_VECTOR_CODE) && defined(__F16C__)
 #define AOTC_HAVE_F16C 1
 #endif
 
+/* The intrinsics headers, unless the file embedding the runtime has no vector code (it then
+ * leaves out the vector part, aotc_simd.h and the GEMM: runtime_c/__init__.py) */
+#if !defined(AOTC__NO_VECTOR_CODE)
 #if defined(AOTC_HAVE_AVX512F) || defined(AOTC_HAVE_AVX2) || defined(AOTC_HAVE_F16C)
 #include <immintrin.h>
 #endif
 #if defined(AOTC_HAVE_NEON)
 #include <arm_neon.h>
+#endif
 #endif
 
 /* Name of the SIMD path selected, for banners and benchmarks. */
