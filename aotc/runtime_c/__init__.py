@@ -8,6 +8,7 @@ HLO or about the generated code around the embedded text.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,12 +61,16 @@ OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 # The vector part: the SIMD vocabulary and the packed GEMM, with the compiler's intrinsics
 # headers they need (<immintrin.h> alone is most of the time a C compiler takes over the file
-# of a small model). Embedded into a .c whose kernels hold a vector loop, call a GEMM or an
-# f16 conversion (F16C instructions), or call a function of an optional part built on it; without it
-# the runtime is built with AOTC__NO_VECTOR_CODE defined and includes neither header.
+# of a small model). Embedded into a .c whose kernels hold a vector loop, call a GEMM, a
+# helper that converts or rounds to f16 (F16C instructions: every f16 helper, the f8 and f4
+# types' per-op rounding and stores), or a function of an optional part built on it; without
+# it the runtime is built with AOTC__NO_VECTOR_CODE defined and includes neither header (the
+# f16 helpers would then take their portable code: the same bits, slower).
 VECTOR_PART = "vector"
 VECTOR_FILES = ("aotc_simd.h", "aotc_gemm.h", "aotc_gemm.c", "aotc_gemm_panels.c")
-VECTOR_CALLS = ("aotc_sgemm", "aotc_dgemm", "aotc_gemm_", "aotc_f16_to_f32", "aotc_f32_to_f16", "aotc_round_f16")
+VECTOR_CALLS = ("aotc_sgemm", "aotc_dgemm", "aotc_gemm_", "aotc_round_f8", "aotc_round_f4", "aotc_store_f8",
+                "aotc_store_f4")
+_F16 = re.compile(r"(?<![a-z])f16")  # f16, not bf16
 SCALAR_PARTS = frozenset({"linalg"})  # optional parts written in plain C, which need no vector part
 
 # Bytes of scratch one aotc_sgemm/aotc_dgemm call needs (AOTC_GEMM_SCRATCH_BYTES
@@ -181,7 +186,7 @@ def parts_called(names, vector_loops: bool = True) -> frozenset[str]:
     vector part when there are `vector_loops`, a call that needs it or a part that does."""
     names = tuple(names)
     parts = {part for part, (prefix, _) in OPTIONAL_PARTS.items() if any(n.startswith(prefix) for n in names)}
-    if vector_loops or parts - SCALAR_PARTS or any(n.startswith(VECTOR_CALLS) for n in names):
+    if vector_loops or parts - SCALAR_PARTS or any(n.startswith(VECTOR_CALLS) or _F16.search(n) for n in names):
         parts.add(VECTOR_PART)
     return frozenset(parts)
 

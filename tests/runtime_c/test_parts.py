@@ -17,10 +17,13 @@ FIXTURES = ROOT / "tests" / "data" / "fixtures"
 
 def test_parts_called():
     assert parts_called((), vector_loops=False) == frozenset()
-    assert parts_called(("aotc_add_f32", "aotc_bf16_to_f32"), vector_loops=False) == frozenset()
+    assert parts_called(("aotc_add_f32", "aotc_bf16_to_f32", "aotc_round_bf16", "aotc_f64_to_bf16", "aotc_f8e4m3fn_to_f32",
+                         "aotc_round_afz_f32", "aotc_la_potrf_f32"), vector_loops=False) == {"linalg"}
     assert parts_called((), vector_loops=True) == {VECTOR_PART}
-    for gemm in ("aotc_sgemm_threads", "aotc_dgemm", "aotc_sgemm_pb", "aotc_f16_to_f32", "aotc_f32_to_f16"):
-        assert parts_called((gemm,), vector_loops=False) == {VECTOR_PART}, gemm
+    for name in ("aotc_sgemm_threads", "aotc_dgemm", "aotc_sgemm_pb", "aotc_f16_to_f32", "aotc_f32_to_f16",
+                 "aotc_f16_to_f64", "aotc_f64_to_f16", "aotc_round_f16", "aotc_expm1_f16", "aotc_logistic_f16",
+                 "aotc_round_f8e4m3fn", "aotc_store_f8e5m2", "aotc_round_f4e2m1fn", "aotc_store_f4e2m1fn"):
+        assert parts_called((name,), vector_loops=False) == {VECTOR_PART}, name
     for part, (prefix, _) in OPTIONAL_PARTS.items():  # every optional part but linalg needs it
         want = {part} if part in SCALAR_PARTS else {part, VECTOR_PART}
         assert parts_called((prefix + "x",), vector_loops=False) == want, part
