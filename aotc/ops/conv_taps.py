@@ -16,7 +16,7 @@ weights of at most _MAX_PACKED_BYTES (wider products lose little to im2col).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 from ..hlo.dtypes import DTYPES
@@ -57,6 +57,11 @@ class TapsConv:
     slice_bytes: int  # then the chunk's slice
     chunk_bytes: int
     scratch_bytes: int
+
+    def stored(self) -> TapsConv:
+        """The plan for a constant weight stored in aotc_sgemm_pb's panels
+        (ops/convolution.py conv_rhs_in_panels): nothing is packed, a chunk's scratch is its slice."""
+        return replace(self, packed_bytes=0, chunk_bytes=self.slice_bytes, scratch_bytes=self.chunks * self.slice_bytes)
 
 
 def _align(n: int) -> int:
@@ -136,11 +141,12 @@ def chunk_items(kb, ch: K.Expr, items: int, chunks: int) -> K.Expr:
 
 def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     """Per slice of the blocks (threads split them): the weights packed (once per call of the
-    threaded loop), then blocks of output rows, each one GEMM over the window positions, then
-    the epilogue on its rows while they are in cache."""
+    threaded loop; not at all when the compiler stored them in panels), then blocks of output
+    rows, each one GEMM over the window positions, then the epilogue on its rows while they
+    are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
-    p = plan
+    p = plan.stored() if rbuf.panels else plan
     res = instr.array_shape
     kb.need_scratch(p.scratch_bytes)
     LD = p.O  # elements between output pixels: more when the output is a concatenation's part
@@ -152,16 +158,19 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
     Kd = p.KH * p.KW * p.C
     items = p.B * p.blocks
     ch = kb.loop(kb.fresh("chunk"), p.chunks, (K.PARALLEL,)) if p.chunks > 1 else K.Const(0)
-    # each call of the threaded loop packs the weights once, at its first chunk, into that
-    # chunk's scratch, and its other chunks read them there: a call before the threaded
-    # loop would keep the kernel on one thread (kernel/parallel.py)
-    first = RANGE_START if p.chunks > 1 else K.Const(0)
-    name = kb.fresh("wp")
-    kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, first * p.chunk_bytes, elem=F32, byte_view=True)))
-    packed = K.Buf(name, F32, p.packed_bytes // 4)
-    pack = K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(packed)),
-                      Kd * p.O // 32)
-    kb.emit(K.If(ch.eq(first), (pack,)) if p.chunks > 1 else pack)
+    if rbuf.panels:
+        weights, conv = rbuf, "aotc_taps_conv_pb_f32"
+    else:
+        # each call of the threaded loop packs the weights once, at its first chunk, into that
+        # chunk's scratch, and its other chunks read them there: a call before the threaded
+        # loop would keep the kernel on one thread (kernel/parallel.py)
+        first = RANGE_START if p.chunks > 1 else K.Const(0)
+        name = kb.fresh("wp")
+        kb.emit(K.Let(K.Var(name, None), K.Ptr(kb.scratch, first * p.chunk_bytes, elem=F32, byte_view=True)))
+        weights, conv = K.Buf(name, F32, p.packed_bytes // 4), "aotc_taps_conv_f32"
+        pack = K.CallStmt("aotc_taps_pack_f32", (K.Const(Kd), K.Const(p.O), K.Ptr(rbuf), K.Ptr(weights)),
+                          Kd * p.O // 32)
+        kb.emit(K.If(ch.eq(first), (pack,)) if p.chunks > 1 else pack)
     base = kb.let(ch * p.chunk_bytes + p.packed_bytes, "slice")
     item = chunk_items(kb, ch, items, p.chunks)
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)
@@ -173,10 +182,10 @@ def emit_taps_conv(kb, instr: Instruction, plan: TapsConv, out: K.Buf) -> None:
         nrows = kb.let(K.Select(left.lt(K.Const(p.rows)), left, K.Const(p.rows), K.INDEX), "nrows")
     px = kb.let((b * p.OH + r0) * p.OW, "px")
     xs_b, xs_h, xs_w = p.x_strides
-    kb.emit(K.CallStmt("aotc_taps_conv_f32",
+    kb.emit(K.CallStmt(conv,
                        (K.Const(p.C), K.Const(p.O), K.Const(p.KH), K.Const(p.KW), K.Ptr(lbuf, b * xs_b),
                         K.Const(p.H), K.Const(p.W), K.Const(xs_h), K.Const(xs_w), K.Const(p.pad_h),
-                        K.Const(p.pad_w), K.Const(p.OW), r0, nrows, K.Ptr(packed), K.Ptr(out, px * LD),
+                        K.Const(p.pad_w), K.Const(p.OW), r0, nrows, K.Ptr(weights), K.Ptr(out, px * LD),
                         K.Const(LD), K.Ptr(kb.scratch, base, elem=U8, byte_view=True)),
                        p.OH * p.OW * p.O * Kd // p.blocks // 32))  # a block's share of the GEMM
     if kb.epilogue is not None:

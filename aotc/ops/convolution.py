@@ -88,11 +88,13 @@ def _conv_scratch(instr: Instruction, shapes: list[Shape]) -> int:
 
 
 def conv_rhs_in_panels(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, conv_algorithm: str) -> int | None:
-    """The output features O when this convolution runs as im2col GEMMs (neither Winograd
-    nor taps) reading an f32 [window positions x input features, O] weight in place, O a
+    """The output features O when this convolution runs as im2col GEMMs or the taps kernel
+    (not Winograd) reading an f32 [window positions x input features, O] weight in place, O a
     whole number of GEMM panels: a constant weight only such readers read is stored in
-    panels (lower/panels.py) and the GEMMs call aotc_sgemm_pb (conv_gemm.py); else None."""
-    if winograd_plan(instr, lhs, rhs, conv_algorithm) is not None or taps_plan(instr, lhs, rhs) is not None:
+    panels (lower/panels.py) and the GEMMs call aotc_sgemm_pb (conv_gemm.py), the taps
+    kernel aotc_taps_conv_pb_f32 (conv_taps.py); else None. A convolution the taps kernel
+    could take may still run as im2col GEMMs (_conv_kernel), so both must read panels."""
+    if winograd_plan(instr, lhs, rhs, conv_algorithm) is not None:
         return None
     plan = gemm_conv_plan(instr, lhs, rhs)
     if plan is None or not plan.direct_b or plan.elem != F32 or rhs.dtype != F32 or plan.O % GEMM_PANEL:

@@ -7,6 +7,11 @@
  * the features of one window position are contiguous, so the K = KH*KW*C elements of an
  * im2col row are KH*KW runs of C, each at a fixed offset from the pixel's slice address.
  *
+ * The weights come packed per call (aotc_taps_pack_f32: panels of NR columns per K block,
+ * rows NR apart) or, for a constant weight, stored by the compiler in aotc_sgemm_pb's
+ * layout (aotc_gemm_panels.c: panels of 32 columns, K rows deep, rows 32 apart); the
+ * micro-kernel reads a tile's NR columns of either with the layout's row stride.
+ *
  * The blocking is aotc_sgemm's (aotc_gemm.c): K blocks of AOTC_SGEMM_KC, panels of
  * AOTC_SGEMM_NR columns in blocks of AOTC_SGEMM_NC, tiles of AOTC_SGEMM_MR rows.  Inside a
  * K block the micro-kernel walks the runs (segments) the block covers, in order, with its
@@ -22,6 +27,8 @@
 #endif
 
 #define AOTC__TAPS_NR_MAX 32 /* the widest f32 register tile of any ISA (aotc_gemm.h) */
+#define AOTC__TAPS_PANEL 32  /* aotc_sgemm_pb's panel width (AOTC_GEMM_PANEL, aotc_gemm_panels.c) */
+AOTC_STATIC_ASSERT(AOTC__TAPS_PANEL % AOTC_SGEMM_NR == 0, "a stored panel is whole register tiles wide");
 
 #if defined(AOTC__GEMM_VECTOR)
 /* row i of the tile reads r<i>[k]: the pixel's slice address plus the segment's offset */
@@ -34,8 +41,8 @@
   }
 #define AOTC__DEF_VKERNEL_TAPS(NAME, T, P, MR)                                                  \
   AOTC_INTERNAL void NAME(int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,         \
-                          const T* const* rows, const T* AOTC_RESTRICT b, T* AOTC_RESTRICT c,   \
-                          int64_t ldc, int accumulate) {                                        \
+                          const T* const* rows, const T* AOTC_RESTRICT b, int64_t ldb,          \
+                          T* AOTC_RESTRICT c, int64_t ldc, int accumulate) {                    \
     typedef T aotc__taps_elem;                                                                  \
     AOTC__REPN(MR)(AOTC__K_DECL, P)                                                             \
     AOTC__REPN(MR)(AOTC__K_PREFETCH, P)                                                         \
@@ -43,12 +50,12 @@
       const int64_t off = seg_off[s], len = seg_len[s];                                         \
       AOTC__REPN(MR)(AOTC__K_ROWP, P)                                                           \
       for (int64_t k = 0; k < len; ++k) {                                                       \
-        P##_T b0 = P##_LOAD(b);                                                                 \
-        P##_T b1 = P##_LOAD(b + P##_L);                                                         \
+        P##_T b0 = P##_LOADU(b);                                                                \
+        P##_T b1 = P##_LOADU(b + P##_L);                                                        \
         AOTC__KEEP(b0);                                                                         \
         AOTC__KEEP(b1);                                                                         \
         AOTC__REPN(MR)(AOTC__K_FMA_TAPS, P)                                                     \
-        b += 2 * P##_L;                                                                         \
+        b += ldb;                                                                               \
       }                                                                                         \
     }                                                                                           \
     AOTC__REPN(MR)(AOTC__K_STORE, P)                                                            \
@@ -58,23 +65,23 @@ AOTC__DEF_VKERNEL_TAPS(aotc__taps_kernel, float, AOTC__SV, AOTC_SGEMM_MR)
 AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__DEF_SHORT, AOTC__DEF_VKERNEL_TAPS, aotc__taps_kernel, float, AOTC__SV)
 #define AOTC__CASE_TAPS(X, NAME, T, P, n)                                 \
   case n:                                                                 \
-    NAME##_##n(nseg, seg_off, seg_len, rows, b, c, ldc, accumulate);     \
+    NAME##_##n(nseg, seg_off, seg_len, rows, b, ldb, c, ldc, accumulate); \
     return;
 /* a tile of mr rows: MR, or a short tile's height */
 AOTC_INTERNAL void aotc__taps_kernel_n(int64_t mr, int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
-                                       const float* const* rows, const float* AOTC_RESTRICT b,
+                                       const float* const* rows, const float* AOTC_RESTRICT b, int64_t ldb,
                                        float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
   switch (mr) {
     AOTC__SHORT_ROWS(AOTC_SGEMM_MR)(AOTC__CASE_TAPS, _, aotc__taps_kernel, float, _)
     default:
-      aotc__taps_kernel(nseg, seg_off, seg_len, rows, b, c, ldc, accumulate);
+      aotc__taps_kernel(nseg, seg_off, seg_len, rows, b, ldb, c, ldc, accumulate);
   }
 }
 #else
 /* the portable kernels' multiply-add (AOTC__PMAD), as aotc__sgemm_kernel_rows does; a
  * tile of mr <= MR rows (short tiles run the same loop over fewer rows) */
 AOTC_INTERNAL void aotc__taps_kernel_n(int64_t mr, int64_t nseg, const int64_t* seg_off, const int64_t* seg_len,
-                                       const float* const* rows, const float* AOTC_RESTRICT b,
+                                       const float* const* rows, const float* AOTC_RESTRICT b, int64_t ldb,
                                        float* AOTC_RESTRICT c, int64_t ldc, int accumulate) {
   float acc[AOTC_SGEMM_MR][AOTC_SGEMM_NR];
   for (int i = 0; i < AOTC_SGEMM_MR; ++i)
@@ -84,7 +91,7 @@ AOTC_INTERNAL void aotc__taps_kernel_n(int64_t mr, int64_t nseg, const int64_t* 
       for (int i = 0; i < mr; ++i)
         for (int j = 0; j < AOTC_SGEMM_NR; ++j)
           acc[i][j] = AOTC__PMAD(float, rows[i][seg_off[s] + k], b[j], acc[i][j]);
-      b += AOTC_SGEMM_NR;
+      b += ldb;
     }
   }
   for (int i = 0; i < mr; ++i)
@@ -127,10 +134,12 @@ AOTC_RT_API size_t aotc_taps_scratch_need(int64_t C, int64_t KH, int64_t KW, int
   return (n + AOTC_ALIGNMENT - 1) / AOTC_ALIGNMENT * AOTC_ALIGNMENT;
 }
 
-AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
-                                    int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
-                                    int64_t OW, int64_t r0, int64_t nr, const float* bp, float* y, int64_t ldy,
-                                    void* scratch) {
+/* The convolution of aotc_taps_conv_f32 (stored == 0: bp packed by aotc_taps_pack_f32) and
+ * aotc_taps_conv_pb_f32 (stored == 1: bp in aotc_sgemm_pb's panels, O a whole number of them). */
+AOTC_INTERNAL void aotc__taps_conv(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
+                                   int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
+                                   int64_t OW, int64_t r0, int64_t nr, const float* bp, int stored, float* y,
+                                   int64_t ldy, void* scratch) {
   const int64_t Wp = OW + KW - 1, K = KH * KW * C, P = nr * OW;
   if (P <= 0 || O <= 0 || C <= 0) return;
   float* xp = (float*)AOTC_ASSUME_ALIGNED(scratch, AOTC_ALIGNMENT);
@@ -157,7 +166,7 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
     for (int64_t pc = 0; pc < K; pc += AOTC_SGEMM_KC) {
       const int64_t kc = K - pc < AOTC_SGEMM_KC ? K - pc : AOTC_SGEMM_KC;
       const int accumulate = pc > 0;
-      const float* block = bp + jc * K + ncr * pc;
+      const float* block = bp + jc * K + ncr * pc; /* packed: panel jr at block + jr * kc */
       int64_t nseg = 0;
       for (int64_t k = pc; k < pc + kc; ++nseg) { /* window position t, features c0 on */
         const int64_t t = k / C, c0 = k - t * C;
@@ -178,12 +187,16 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
         }
         for (int64_t jr = 0; jr < nc; jr += AOTC_SGEMM_NR) {
           const int64_t nrr = nc - jr < AOTC_SGEMM_NR ? nc - jr : AOTC_SGEMM_NR;
-          const float* bpanel = block + jr * kc;
+          const int64_t j = jc + jr; /* stored: column j's rows pc.. (aotc__pb_at's formula) */
+          const float* bpanel = stored ? bp + j / AOTC__TAPS_PANEL * K * AOTC__TAPS_PANEL +
+                                             pc * AOTC__TAPS_PANEL + j % AOTC__TAPS_PANEL
+                                       : block + jr * kc;
+          const int64_t ldb = stored ? AOTC__TAPS_PANEL : AOTC_SGEMM_NR;
           float* ctile = y + ir * ldy + jc + jr;
           if (kr == mr && nrr == AOTC_SGEMM_NR) {
-            aotc__taps_kernel_n(mr, nseg, seg_off, seg_len, rows, bpanel, ctile, ldy, accumulate);
+            aotc__taps_kernel_n(mr, nseg, seg_off, seg_len, rows, bpanel, ldb, ctile, ldy, accumulate);
           } else {
-            aotc__taps_kernel_n(kr, nseg, seg_off, seg_len, rows, bpanel, edge, AOTC_SGEMM_NR, 0);
+            aotc__taps_kernel_n(kr, nseg, seg_off, seg_len, rows, bpanel, ldb, edge, AOTC_SGEMM_NR, 0);
             for (int64_t i = 0; i < mr; ++i)
               for (int64_t j = 0; j < nrr; ++j)
                 ctile[i * ldy + j] = accumulate ? ctile[i * ldy + j] + edge[i * AOTC_SGEMM_NR + j]
@@ -193,4 +206,19 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
       }
     }
   }
+}
+
+AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
+                                    int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
+                                    int64_t OW, int64_t r0, int64_t nr, const float* bp, float* y, int64_t ldy,
+                                    void* scratch) {
+  aotc__taps_conv(C, O, KH, KW, x, H, W, x_h, x_w, pad_h, pad_w, OW, r0, nr, bp, 0, y, ldy, scratch);
+}
+
+AOTC_RT_API void aotc_taps_conv_pb_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
+                                       int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
+                                       int64_t OW, int64_t r0, int64_t nr, const float* wp, float* y, int64_t ldy,
+                                       void* scratch) {
+  if (O % AOTC__TAPS_PANEL != 0) return; /* not a whole number of stored panels: no such weight */
+  aotc__taps_conv(C, O, KH, KW, x, H, W, x_h, x_w, pad_h, pad_w, OW, r0, nr, wp, 1, y, ldy, scratch);
 }

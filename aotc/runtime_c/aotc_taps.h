@@ -36,4 +36,12 @@ AOTC_RT_API void aotc_taps_conv_f32(int64_t C, int64_t O, int64_t KH, int64_t KW
                                     int64_t OW, int64_t r0, int64_t nr, const float* bp, float* y, int64_t ldy,
                                     void* scratch);
 
+/* The same convolution, with the same bits, reading a constant weight the compiler stored in
+ * aotc_sgemm_pb's layout (aotc_gemm_panels.c: w[k][o] at (o / 32) * K * 32 + k * 32 + o % 32,
+ * K = KH * KW * C), so no call packs it.  O is a multiple of 32 (else nothing is written). */
+AOTC_RT_API void aotc_taps_conv_pb_f32(int64_t C, int64_t O, int64_t KH, int64_t KW, const float* x, int64_t H,
+                                       int64_t W, int64_t x_h, int64_t x_w, int64_t pad_h, int64_t pad_w,
+                                       int64_t OW, int64_t r0, int64_t nr, const float* wp, float* y, int64_t ldy,
+                                       void* scratch);
+
 #endif /* AOTC_TAPS_H */

@@ -1,15 +1,17 @@
 """Bound GEMM weights stored in panels (ops/dot.py `rhs_in_panels`, `pack_panels`,
-ops/convolution.py `conv_rhs_in_panels`; lower/panels.py; runtime aotc_sgemm_pb): each
-case's module is compiled twice, with its
-weight `w` fed and with `w` bound by the config. The bound build must call aotc_sgemm_pb
-(no call packs the weight), give the bits of the fed build on one and two threads, and
-match XLA:CPU. Cases: an epilogue cut into column ranges of whole panels, a product
-sliced over the pool with no epilogue, K deeper than a K block with rows in two row
-blocks, two rows (copied into the scratch), one row (the matrix-vector path, a panel at a
-time), one weight read by two products; convolutions as im2col GEMMs: 1x1 sliced over
-the pool and in row ranges with their epilogues, 3x3 stride 2, a 1-D one whose last block
-of rows has one row; and, kept row-major, a weight also read by an add, 48 columns, a
-convolution the taps kernel runs and one with 48 features.
+ops/convolution.py `conv_rhs_in_panels`; lower/panels.py; runtime aotc_sgemm_pb and
+aotc_taps_conv_pb_f32): each case's module is compiled twice, with its weight `w` fed and
+with `w` bound by the config. The bound build must read the stored panels (no call packs
+the weight), give the bits of the fed build on one and two threads, and match XLA:CPU.
+Cases: an epilogue cut into column ranges of whole panels, a product sliced over the pool
+with no epilogue, K deeper than a K block with rows in two row blocks, two rows (copied
+into the scratch), one row (the matrix-vector path, a panel at a time), one weight read by
+two products; convolutions as im2col GEMMs: 1x1 sliced over the pool and in row ranges with
+their epilogues, 3x3 stride 2, a 1-D one whose last block of rows has one row; convolutions
+the taps kernel runs: 3x3 to 64 and DenseNet's to 32 features, 160 features in two column
+blocks, a 1-D window; and, kept row-major, a weight also read by an add, 48 columns, a
+convolution with 48 features and a taps one with 48. The taps cases also run on the
+portable kernels, under clang and on aarch64 (NEON tiles of 8 columns reading panels of 32).
 
 Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU, w an argument).
 """
@@ -90,7 +92,7 @@ CASES: dict[str, tuple] = {}
 PANELS: dict[str, bool] = {}  # case -> whether the bound weight is stored in panels
 # cases also built under the sanitizers: their fed/bound comparison runs with the heavy tests
 _UNDER_SANITIZERS = ["panels_deep_rows", "panels_two_rows", "panels_epilogue_cols", "panels_conv1d_last_row",
-                     "panels_conv1x1_ranges"]
+                     "panels_conv1x1_ranges", "panels_taps_wide"]
 
 
 def _add(name: str, text: str, inputs: list[np.ndarray], panels: bool) -> None:
@@ -123,7 +125,23 @@ _add("panels_conv1d_last_row", _conv("panels_conv1d_last_row", "1,259,8", "3,8,3
      _inputs(14, (1, 259, 8), (3, 8, 32)), True)
 _add("panels_conv_taps", _conv("panels_conv_taps", "1,12,12,32", "3,3,32,64", "1,12,12,64",
                                "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", True),
-     _inputs(15, (1, 12, 12, 32), (3, 3, 32, 64), (64,)), False)
+     _inputs(15, (1, 12, 12, 32), (3, 3, 32, 64), (64,)), True)
+# convolutions the taps kernel runs (ops/conv_taps.py) read the stored panels in place
+# (aotc_taps_conv_pb_f32): DenseNet's 3x3 to 32 features (three K blocks, blocks of rows over
+# threads, bias + ReLU on each block), 160 features in two column blocks (K = 576, two K
+# blocks) over a batch of two, a 1-D window of 5; 48 features stay row-major, packed per call
+_add("panels_taps_densenet", _conv("panels_taps_densenet", "1,28,28,128", "3,3,128,32", "1,28,28,32",
+                                   "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", True),
+     _inputs(17, (1, 28, 28, 128), (3, 3, 128, 32), (32,)), True)
+_add("panels_taps_wide", _conv("panels_taps_wide", "2,14,15,64", "3,3,64,160", "2,14,15,160",
+                               "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", False),
+     _inputs(18, (2, 14, 15, 64), (3, 3, 64, 160)), True)
+_add("panels_taps_conv1d", _conv("panels_taps_conv1d", "1,300,32", "5,32,64", "1,300,64", "size=5 pad=2_2",
+                                 "b0f_0io->b0f", True),
+     _inputs(19, (1, 300, 32), (5, 32, 64), (64,)), True)
+_add("panels_taps_48_features", _conv("panels_taps_48_features", "1,12,12,32", "3,3,32,48", "1,12,12,48",
+                                      "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", False),
+     _inputs(20, (1, 12, 12, 32), (3, 3, 32, 48)), False)
 _add("panels_conv_48_features", _conv("panels_conv_48_features", "1,14,14,64", "1,1,64,48", "1,14,14,48", "size=1x1",
                                       "b01f_01io->b01f", True),
      _inputs(16, (1, 14, 14, 64), (1, 1, 64, 48), (48,)), False)
@@ -161,7 +179,10 @@ def test_bound_weight_in_panels(name, tmp_path):
         cfg = _config(tmp_path, text, bound)
         res = aotc.compile(str(model), config=cfg, out=str(tmp_path / f"lib_{int(bound)}"))
         with open(res.c_path) as f:
-            assert _kernels_call_pb(f.read()) == (bound and PANELS[name]), (name, bound)
+            c_text = f.read()
+        assert _kernels_call_pb(c_text) == (bound and PANELS[name]), (name, bound)
+        if "_taps" in name:  # the taps kernel, not im2col GEMMs, whichever way the weight is stored
+            assert "aotc_taps_conv_" in c_text.split("static void k_", 1)[-1], name
         ins = {k: v for k, v in feeds.items() if not (bound and k == "w")}
         for threads in (1, 2):
             runs[bound, threads] = [np.asarray(v) for v in aotc.run(str(model), config=cfg, inputs=ins,
@@ -174,9 +195,12 @@ def test_bound_weight_in_panels(name, tmp_path):
 
 
 def _kernels_call_pb(c_text: str) -> bool:
-    """Whether a kernel (not the embedded runtime) calls aotc_sgemm_pb."""
-    return any(line.lstrip().startswith(("aotc_sgemm_pb(", "aotc_sgemm_pb_threads("))
-               for line in c_text.split("static void k_", 1)[-1].splitlines())
+    """Whether a kernel (not the embedded runtime) calls aotc_sgemm_pb or the taps kernel's
+    aotc_taps_conv_pb_f32, and none packs a weight per call."""
+    lines = [ln.lstrip() for ln in c_text.split("static void k_", 1)[-1].splitlines()]
+    if any(ln.startswith("aotc_taps_pack_f32(") for ln in lines):
+        return False
+    return any(ln.startswith(("aotc_sgemm_pb(", "aotc_sgemm_pb_threads(", "aotc_taps_conv_pb_f32(")) for ln in lines)
 
 
 @pytest.mark.parametrize("shape", [(256, 512), (600, 64), (7, 32), (2, 4, 96)])
@@ -210,3 +234,46 @@ def test_bound_weight_in_panels_under_sanitizers(name, tmp_path):
                     options=CompileOptions(cc="gcc", opt_level="-O1", sanitize="address"))
     for k, (g, e) in enumerate(zip(outs.values(), expected)):
         assert_matches(np.asarray(g), e, RTOL, f"{name} output {k}")
+
+
+def _have_aarch64() -> tuple[bool, str]:
+    from tests.e2e.conftest import have_aarch64
+
+    return have_aarch64()
+
+
+_TAPS_KERNELS = [pytest.param({"target_cpu": "x86-64"}, id="portable"),
+                 pytest.param({"cc": "clang", "opt_level": "-O1"}, id="clang-O1"),
+                 pytest.param({"target": "aarch64"}, id="aarch64",
+                              marks=[pytest.mark.slow, pytest.mark.aarch64,
+                                     pytest.mark.skipif(not _have_aarch64()[0], reason=_have_aarch64()[1])])]
+
+
+@pytest.mark.parametrize("options", _TAPS_KERNELS)
+@pytest.mark.parametrize("name", ["panels_taps_densenet", "panels_taps_wide"])
+def test_bound_taps_weight_on_other_kernels(name, options, tmp_path):
+    """The taps kernel reading stored panels with the portable kernels (no vectors), clang's
+    build, and aarch64's NEON tiles (8 columns of each panel of 32, under qemu): XLA's
+    results, and the fed build's bits with the same kernels."""
+    import shutil
+
+    import aotc
+    from aotc.options import CompileOptions
+
+    if options.get("cc") and not shutil.which(options["cc"]):
+        pytest.skip(f"{options['cc']} is not installed")
+    text = CASES[name][0]
+    inputs, expected = load_case(name)
+    model = tmp_path / f"{name}.hlo"
+    model.write_text(text)
+    np.savez(tmp_path / "w.npz", w=inputs[1])
+    feeds = {_params(text)[i]: a for i, a in enumerate(inputs)}
+    runs = []
+    for bound in (False, True):
+        ins = {k: v for k, v in feeds.items() if not (bound and k == "w")}
+        outs = aotc.run(str(model), config=_config(tmp_path, text, bound), inputs=ins, threads=2,
+                        options=CompileOptions(**options))
+        runs.append([np.asarray(v) for v in outs.values()])
+    for k, (fed, bnd, e) in enumerate(zip(*runs, expected)):
+        assert_matches(bnd, e, RTOL, f"{name} output {k}")
+        assert bnd.tobytes() == fed.tobytes(), f"{name} output {k}: other bits than fed"
