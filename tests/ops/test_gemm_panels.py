@@ -163,21 +163,27 @@ def _config(path, text: str, bound: bool) -> str:
     return str(out)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _UNDER_SANITIZERS else n
-                                  for n in sorted(CASES)])
-def test_bound_weight_in_panels(name, tmp_path):
-    import aotc
-
+def _prepare(name: str, tmp_path) -> tuple[str, str, dict[str, np.ndarray], list[np.ndarray]]:
+    """(module text, its file, every parameter's input by name, XLA's outputs), with w.npz
+    beside the file for the bound config."""
     text = CASES[name][0]
     inputs, expected = load_case(name)
     model = tmp_path / f"{name}.hlo"
     model.write_text(text)
     np.savez(tmp_path / "w.npz", w=inputs[1])
-    feeds = {_params(text)[i]: a for i, a in enumerate(inputs)}
+    return text, str(model), {_params(text)[i]: a for i, a in enumerate(inputs)}, expected
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _UNDER_SANITIZERS else n
+                                  for n in sorted(CASES)])
+def test_bound_weight_in_panels(name, tmp_path):
+    import aotc
+
+    text, model, feeds, expected = _prepare(name, tmp_path)
     runs = {}
     for bound in (False, True):
         cfg = _config(tmp_path, text, bound)
-        res = aotc.compile(str(model), config=cfg, out=str(tmp_path / f"lib_{int(bound)}"))
+        res = aotc.compile(model, config=cfg, out=str(tmp_path / f"lib_{int(bound)}"))
         with open(res.c_path) as f:
             c_text = f.read()
         assert _kernels_call_pb(c_text) == (bound and PANELS[name]), (name, bound)
@@ -185,7 +191,7 @@ def test_bound_weight_in_panels(name, tmp_path):
             assert "aotc_taps_conv_" in c_text.split("static void k_", 1)[-1], name
         ins = {k: v for k, v in feeds.items() if not (bound and k == "w")}
         for threads in (1, 2):
-            runs[bound, threads] = [np.asarray(v) for v in aotc.run(str(model), config=cfg, inputs=ins,
+            runs[bound, threads] = [np.asarray(v) for v in aotc.run(model, config=cfg, inputs=ins,
                                                                     threads=threads).values()]
     for key, got in runs.items():
         assert len(got) == len(expected)
@@ -224,13 +230,9 @@ def test_bound_weight_in_panels_under_sanitizers(name, tmp_path):
     import aotc
     from aotc.options import CompileOptions
 
-    text = CASES[name][0]
-    inputs, expected = load_case(name)
-    model = tmp_path / f"{name}.hlo"
-    model.write_text(text)
-    np.savez(tmp_path / "w.npz", w=inputs[1])
-    ins = {n: a for (i, n), a in zip(_params(text).items(), inputs) if i != 1}
-    outs = aotc.run(str(model), config=_config(tmp_path, text, True), inputs=ins, threads=2,
+    text, model, feeds, expected = _prepare(name, tmp_path)
+    ins = {k: v for k, v in feeds.items() if k != "w"}
+    outs = aotc.run(model, config=_config(tmp_path, text, True), inputs=ins, threads=2,
                     options=CompileOptions(cc="gcc", opt_level="-O1", sanitize="address"))
     for k, (g, e) in enumerate(zip(outs.values(), expected)):
         assert_matches(np.asarray(g), e, RTOL, f"{name} output {k}")
@@ -262,16 +264,11 @@ def test_bound_taps_weight_on_other_kernels(name, options, tmp_path):
 
     if options.get("cc") and not shutil.which(options["cc"]):
         pytest.skip(f"{options['cc']} is not installed")
-    text = CASES[name][0]
-    inputs, expected = load_case(name)
-    model = tmp_path / f"{name}.hlo"
-    model.write_text(text)
-    np.savez(tmp_path / "w.npz", w=inputs[1])
-    feeds = {_params(text)[i]: a for i, a in enumerate(inputs)}
+    text, model, feeds, expected = _prepare(name, tmp_path)
     runs = []
     for bound in (False, True):
         ins = {k: v for k, v in feeds.items() if not (bound and k == "w")}
-        outs = aotc.run(str(model), config=_config(tmp_path, text, bound), inputs=ins, threads=2,
+        outs = aotc.run(model, config=_config(tmp_path, text, bound), inputs=ins, threads=2,
                         options=CompileOptions(**options))
         runs.append([np.asarray(v) for v in outs.values()])
     for k, (fed, bnd, e) in enumerate(zip(*runs, expected)):
