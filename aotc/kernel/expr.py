@@ -37,6 +37,7 @@ class Buf:
     size: int = 0  # elements, when known (locals, scratch views)
     dims: tuple[int, ...] = ()  # the array's dimensions, when it holds one
     panels: int = 0  # a constant matrix stored in panels of this many columns (ops/dot.py), 0: row-major
+    winograd: int = 0  # a constant 3x3 weight stored as its F(m x m) transform, this m (ops/conv_winograd.py)
 
 
 

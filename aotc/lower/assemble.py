@@ -14,6 +14,7 @@ from ..hlo.dtypes import DTYPES, from_numpy
 from ..hlo.ir import Computation, Module
 from ..errors import located
 from ..hlo.shape import ArrayShape, ShapeError, TupleShape
+from ..ops.conv_winograd import winograd_weights
 from ..ops.dot import pack_panels
 from ..ops.registry import rule
 from ..runtime_c import GEMM_PANEL
@@ -28,7 +29,7 @@ from .concat_slices import choose_concat_slices
 from .liveness import choose_in_place, kernel_reads, live_intervals
 from .memory_plan import assign_offsets, peak_live_bytes
 from .names import NameSupply
-from .panels import panel_constants
+from .panels import panel_constants, winograd_constants
 from .program import ConstArray, Kernel, Port, Program, Slot, Weight
 from ..hlo.opcodes import Op
 
@@ -81,7 +82,8 @@ class _Slots:
 
     def buffer(self, key: str) -> K.Buf:
         d = self.info[key]
-        return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims, d.get("panels", 0))
+        return K.Buf(d["cname"], d["shape"].dtype, d["shape"].size, d["shape"].dims, d.get("panels", 0),
+                     d.get("winograd", 0))
 
 
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
@@ -106,8 +108,11 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
     feed_by_param.update({w.hlo: len(sig.feeds) + k for k, w in enumerate(weights)})
 
     # 1. slots for parameters, constants and kernel outputs (views come after their base);
-    #    a constant only GEMMs read as their B is stored in their panels (panels.py)
-    panels = panel_constants(m, comp, roles, fplan.heroes, {n for n, _ in fetch_refs}, conv_algorithm)
+    #    a constant only GEMMs read as their B is stored in their panels, one only Winograd
+    #    convolutions read as its transform (panels.py)
+    fetched = {n for n, _ in fetch_refs}
+    panels = panel_constants(m, comp, roles, fplan.heroes, fetched, conv_algorithm)
+    wino = winograd_constants(m, comp, roles, fplan.heroes, fetched, conv_algorithm)
     for ins in comp.instructions:
         role = roles[ins.name]
         if role == "param":
@@ -117,11 +122,14 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
         elif role == "const":
             cname = names.constant(name, ins.name)
             data = storage_array(ins.literal.values, ins.shape.dtype)
+            dims, stored = ins.shape.dims, {}
             if ins.name in panels:
-                data = pack_panels(data, panels[ins.name])
-            consts.append(ConstArray(cname, ins.shape.dtype, ins.shape.dims, data))
-            slots.add(ins.name, ins.array_shape, "const", const=cname,
-                      **({"panels": GEMM_PANEL} if ins.name in panels else {}))
+                data, stored = pack_panels(data, panels[ins.name]), {"panels": GEMM_PANEL}
+            elif ins.name in wino:
+                data, stored = winograd_weights(data, wino[ins.name]), {"winograd": wino[ins.name].m}
+                dims = data.shape
+            consts.append(ConstArray(cname, ins.shape.dtype, dims, data))
+            slots.add(ins.name, ins.array_shape, "const", const=cname, **stored)
     view_base: dict[str, str] = {}
     for ins in comp.instructions:
         if roles[ins.name] == "view":

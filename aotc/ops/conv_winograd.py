@@ -9,7 +9,9 @@ convolution.py and conv_gemm.py. Winograd rounds differently from XLA's direct s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..hlo.dtypes import DTYPES
 from ..hlo.ir import Instruction, Window
@@ -52,6 +54,22 @@ class WinogradConv:
     block_bytes: int  # a chunk's block scratch
     u_bytes: int  # transformed weights, at the start of each chunk's scratch
     scratch_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class WinogradWeights:
+    """The transform U = G g G^T a constant weight is stored as (lower/panels.py): for
+    F(m x m, 3 x 3), C input and O output features, the weight's element strides of row,
+    column, input and output feature. U[p][c][o], p = i * (m + 2) + j, row-major f32: the
+    layout aotc_wino_weights_f32 writes."""
+    m: int
+    C: int
+    O: int
+    w_strides: tuple[int, int, int, int]
+
+    @property
+    def size(self) -> int:
+        return (self.m + 2) ** 2 * self.C * self.O
 
 
 def _align(n: int) -> int:
@@ -102,13 +120,60 @@ def winograd_plan(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, algorith
                         rows, blocks, chunks, block_bytes, u_bytes, chunks * (u_bytes + block_bytes))
 
 
+def stored_transform(instr: Instruction, lhs: ArrayShape, rhs: ArrayShape, algorithm: str) -> WinogradWeights | None:
+    """The transform a constant weight of this convolution is stored as, when the
+    convolution runs by Winograd (an f32 result: ops/convolution.py `_conv_kernel`)."""
+    p = winograd_plan(instr, lhs, rhs, algorithm)
+    return None if p is None else WinogradWeights(p.m, p.C, p.O, p.w_strides)
+
+
+# G of F(2x2,3x3) and F(4x4,3x3) as aotc__wino_g2 / aotc__wino_g4 compute it, in double:
+# each row's operations in the C code's order (the sums left to right, then the scale)
+def _g2(v0: np.ndarray, v1: np.ndarray, v2: np.ndarray) -> list[np.ndarray]:
+    return [v0, ((v0 + v1) + v2) * 0.5, ((v0 - v1) + v2) * 0.5, v2]
+
+
+def _g4(v0: np.ndarray, v1: np.ndarray, v2: np.ndarray) -> list[np.ndarray]:
+    a, b, c = 1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0
+    return [v0 * 0.25, ((v0 + v1) + v2) * (-1.0 / 6.0), ((v0 - v1) + v2) * (-1.0 / 6.0),
+            (v0 * a + v1 * b) + v2 * c, (v0 * a - v1 * b) + v2 * c, v2]
+
+
+_TINY32 = float(np.finfo(np.float32).tiny)
+
+
+def winograd_weights(w: np.ndarray, t: WinogradWeights) -> np.ndarray:
+    """U of the weight `w` (its f32 values, any shape, read through `t.w_strides`), bit for
+    bit what aotc_wino_weights_f32 writes under the kernels' floating-point environment:
+    a subnormal weight reads as zero (DAZ), G is applied down the window's rows, then along
+    its columns, in double, and each value is rounded once to f32, a subnormal result
+    flushed to zero (FTZ)."""
+    flat = np.ascontiguousarray(w, dtype=np.float32).reshape(-1)
+    wr, ws, wi, wo = t.w_strides
+    c, o = np.arange(t.C)[:, None], np.arange(t.O)[None, :]
+    g = [[flat[r * wr + s * ws + c * wi + o * wo].astype(np.float64) for s in range(3)] for r in range(3)]
+    g = [[np.where(np.abs(v) < _TINY32, np.copysign(0.0, v), v) for v in row] for row in g]
+    G = _g2 if t.m == 2 else _g4
+    with np.errstate(all="ignore"):  # inf and NaN weights give what C gives, silently
+        cols = [G(g[0][s], g[1][s], g[2][s]) for s in range(3)]  # cols[s][i]: G down column s
+        u = [G(cols[0][i], cols[1][i], cols[2][i]) for i in range(t.m + 2)]  # u[i][j]
+        out = np.stack([u_ij for row in u for u_ij in row]).astype(np.float32)  # [p][c][o]
+    out = np.where(np.abs(out) < _TINY32, np.copysign(np.float32(0), out), out)
+    return out.reshape(-1)
+
+
 def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -> None:
-    """Per chunk of blocks (threads split them): the weight transform (every call), then blocks
-    of tile rows, each transformed, multiplied and written to the output, then the epilogue on
-    its rows while they are in cache."""
+    """Per chunk of blocks (threads split them): the weight transform (every call, unless the
+    compiler stored the constant weight transformed), then blocks of tile rows, each
+    transformed, multiplied and written to the output, then the epilogue on its rows while
+    they are in cache."""
     lhs_i, rhs_i = (kb.producers[o] for o in instr.operands)
     lbuf, rbuf = kb.buffers[lhs_i.name], kb.buffers[rhs_i.name]
     p = plan
+    if rbuf.winograd:
+        if rbuf.winograd != p.m:
+            raise AssertionError(f"{instr.name}: weight stored for F({rbuf.winograd}x{rbuf.winograd}), run by {p.m}")
+        p = replace(p, u_bytes=0, scratch_bytes=p.chunks * p.block_bytes)
     kb.need_scratch(p.scratch_bytes)
 
     def view(off: K.Expr, base: str, size: int) -> K.Buf:
@@ -121,9 +186,12 @@ def emit_winograd_conv(kb, instr: Instruction, plan: WinogradConv, out: K.Buf) -
     # each chunk transforms the weights into its own scratch: a call before the threaded loop
     # would keep the kernel on one thread (kernel/parallel.py)
     at = kb.let(ch * (p.u_bytes + p.block_bytes), "at")
-    u = view(at, "wu", (p.m + 2) ** 2 * p.C * p.O)
-    kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
-                       + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
+    if rbuf.winograd:
+        u = rbuf
+    else:
+        u = view(at, "wu", (p.m + 2) ** 2 * p.C * p.O)
+        kb.emit(K.CallStmt("aotc_wino_weights_f32", (K.Const(p.m), K.Const(p.C), K.Const(p.O), K.Ptr(rbuf))
+                           + tuple(K.Const(s) for s in p.w_strides) + (K.Ptr(u),), p.C * p.O * 4))
     base = kb.let(at + p.u_bytes, "base")
     item = chunk_items(kb, ch, items, p.chunks)
     b = kb.let(item // p.blocks, "b") if p.B > 1 else K.Const(0)

@@ -114,6 +114,8 @@ def _conv_kernel(kb, instr: Instruction, outs) -> None:
     if wplan is not None and out.dtype == F32:  # an epilogue to another type: the GEMM path's own rows
         emit_winograd_conv(kb, instr, wplan, out)
         return
+    if kb.buffers[rhs_i.name].winograd:  # lower/panels.py stores it only for kernels that take the path above
+        raise AssertionError(f"{instr.name}: its weight is stored as a Winograd transform but it runs direct")
     tplan = taps_plan(instr, lhs, rhs)
     if tplan is not None and out.dtype == F32 and (kb.out_rows is None or kb.epilogue is None):
         emit_taps_conv(kb, instr, tplan, out)  # the im2col GEMM's bits, without its matrix

@@ -198,3 +198,63 @@ ENTRY main {{
     opts = CompileOptions(conv_algorithm="winograd4")
     fe = driver.frontend("not_taken.hlo", None, opts, text=text)
     assert "aotc_wino" not in driver.generate(fe, "libnot_taken", opts).c_text
+
+
+def _bound_config(workdir, name: str, w: np.ndarray, params: tuple[str, ...] = ("x", "w", "b")) -> str:
+    """cfg.yaml feeding every parameter but `w` (parameter 1), bound from <name>_w.npz."""
+    import yaml
+
+    np.savez(workdir / f"{name}_w.npz", w=w)
+    cfg = {"feeds": [{"id": i, "name": n} for i, n in enumerate(params) if n != "w"],
+           "bound": {"file": f"{name}_w.npz", "params": [{"id": 1, "key": "w"}]}}
+    path = workdir / f"{name}_bound.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("name", ["wino_28x28x128_same", "wino_b8_7x7x64_valid", "wino_b2_15x17x40_explicit",
+                                  "wino_b2_15x17x32_nchw"])
+def test_bound_weight_is_stored_transformed(name, algorithm, workdir):
+    """A bound weight is stored as its transform U (lower/panels.py, computed at compile time):
+    no call transforms it, and the results are the fed weight's bits, on one and two threads
+    (features not a multiple of the transform's 16 lanes, an OIHW kernel read through its
+    strides), and XLA's within the Winograd tolerance."""
+    inputs, (want,) = load_case(name)
+    cfg = _bound_config(workdir, f"{name}_{algorithm}", inputs[1])
+    opts = CompileOptions(conv_algorithm=algorithm)
+    res = aotc.compile(_write(workdir, name), config=cfg, out=str(workdir / f"lib{name}_{algorithm}_bound"),
+                       options=opts)
+    with open(res.c_path) as f:
+        kernels = f.read().split("static void k_", 1)[1]
+    assert "aotc_wino_conv_f32(" in kernels and "aotc_wino_weights_f32(" not in kernels
+    for threads in (1, 2):
+        got = aotc.run(_write(workdir, name), config=cfg, inputs={"x": inputs[0], "b": inputs[2]},
+                       options=opts, threads=threads)["r"]
+        fed = _run(workdir, name, threads=threads, conv_algorithm=algorithm)
+        assert got.tobytes() == fed.tobytes(), f"{name} {algorithm} on {threads} threads: other bits than fed"
+        assert_matches(got, want, TOL, f"{name} {algorithm} bound")
+
+
+def test_bound_weight_of_a_direct_convolution_stays_as_it_is(workdir):
+    """A bound weight whose convolution leaves the Winograd path (its result converted to bf16
+    in the epilogue) is stored untransformed, and gives the fed weight's bits."""
+    text = """HloModule wino_bf16_out
+ENTRY main {
+  x = f32[1,32,32,32] parameter(0)
+  w = f32[3,3,32,32] parameter(1)
+  c = f32[1,32,32,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT o = bf16[1,32,32,32] convert(c)
+}
+"""
+    path = workdir / "wino_bf16_out.hlo"
+    path.write_text(text)
+    x, w = _input(30, 1, 32, 32, 32), _weights(31, 3, 3, 32, 32)
+    opts = CompileOptions(conv_algorithm="winograd4")
+    cfg = _bound_config(workdir, "wino_bf16_out", w, ("x", "w"))
+    res = aotc.compile(str(path), config=cfg, out=str(workdir / "libwino_bf16_out"), options=opts)
+    with open(res.c_path) as f:
+        assert "aotc_wino" not in f.read().split("static void k_", 1)[1]
+    bound = aotc.run(str(path), config=cfg, inputs={"x": x}, options=opts)["o"]
+    fed = aotc.run(str(path), inputs={"x": x, "w": w}, options=opts)["o"]
+    assert np.asarray(bound).tobytes() == np.asarray(fed).tobytes()

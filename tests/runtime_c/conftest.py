@@ -131,6 +131,7 @@ def cdef_text(math: bool = True) -> str:
         "int aotc_pool_threads(const aotc_pool*);",
         # support.c
         "const char* t_simd_name(void);",
+        "void t_wino_weights(int64_t, int64_t, int64_t, const float*, float*);",
         "int t_fpenv_restored(const float*);",
         "int64_t t_pool_visit(int, int64_t, int, int, int32_t*);",
         "int64_t t_pool_nested(int, int64_t, int64_t);",

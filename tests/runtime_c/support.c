@@ -163,3 +163,12 @@ int t_pool_churn(int threads, int rounds) {
   }
   return 0;
 }
+
+/* aotc_wino_weights_f32 of an HWIO 3x3 weight (C in, O out) under the kernels'
+ * floating-point environment (flush to zero, denormals as zero), as a kernel calls it. */
+void t_wino_weights(int64_t m, int64_t C, int64_t O, const float* w, float* U) {
+  aotc_fpenv env;
+  aotc_fpenv_enter(&env);
+  aotc_wino_weights_f32(m, C, O, w, 3 * C * O, C * O, O, 1, U);
+  aotc_fpenv_leave(&env);
+}
