@@ -2,7 +2,9 @@
 attributes, shape rule and kernel. The kernel is a call of the runtime's FFT
 (`runtime_c/aotc_fft.c`) over ranges of the batch; the ranges one thread runs share the
 scratch of its first one (its tables and work buffers), so threads may split them; every
-transform is computed alone, so the bits do not depend on the split. Lengths the shape rule cannot match are refused, never read out of range.
+transform is computed alone, so the bits do not depend on the split. A batch too small to
+split (one 2-D transform) splits each axis's lines over the pool instead, in whole blocks of
+lines, each line transformed as the serial call transforms it. Lengths the shape rule cannot match are refused, never read out of range.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from ..hlo.ir import Instruction
 from ..hlo.shape import ArrayShape, Shape
 from ..kernel import ir as K
 from ..kernel.parallel import RANGE_START
-from ..runtime_c import FFT_KINDS, fft_scratch_bytes
+from ..runtime_c import FFT_KINDS, FFT_LANES, fft_scratch_bytes
 from .elementwise import _arr
 from .rule import OpRule, ShapeError
 
@@ -76,27 +78,32 @@ def _fft_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
     return ArrayShape(DTYPES[out_type], lead + out_tail)
 
 
-def _plan(instr: Instruction, x: ArrayShape) -> tuple[str, int, tuple[int, int, int], int]:
-    """(kind, batch, the three lengths, batch ranges)."""
+def _plan(instr: Instruction, x: ArrayShape) -> tuple[str, int, tuple[int, int, int], int, int]:
+    """(kind, batch, the three lengths, batch ranges, line ranges). Where the batch is too
+    small to split (one 2-D transform) but the work is not, each axis's lines are split
+    instead (aotc_fft_c64_threads: ranges of whole blocks of FFT_LANES lines)."""
     kind, lengths = _attrs(instr)
     batch = prod(x.dims[:-len(lengths)])
     full = (1,) * (3 - len(lengths)) + lengths
     size = prod(full)
     work = batch * size * max(1.0, log2(max(size, 2)))
-    parts = max(1, min(batch, _MAX_PARTS, int(work // _MIN_PART_WORK)))
-    return kind, batch, full, parts
+    worth = int(work // _MIN_PART_WORK)
+    parts = max(1, min(batch, _MAX_PARTS, worth))
+    lines = min(batch * size // n for n in full if n > 1) if size > 1 else batch
+    line_parts = max(1, min(_MAX_PARTS, worth, lines // FFT_LANES)) if parts == 1 else 1
+    return kind, batch, full, parts, line_parts
 
 
-def _part_bytes(kind: str, batch: int, full: tuple[int, int, int], parts: int) -> int:
-    return fft_scratch_bytes(kind, -(-batch // parts), full)
+def _part_bytes(kind: str, batch: int, full: tuple[int, int, int], parts: int, line_parts: int = 1) -> int:
+    return fft_scratch_bytes(kind, -(-batch // parts), full, line_parts)
 
 
 def _fft_scratch(instr: Instruction, shapes: list[Shape]) -> int:
     x = shapes[0]
     if not isinstance(x, ArrayShape):
         return 0
-    kind, batch, full, parts = _plan(instr, x)
-    return parts * _part_bytes(kind, batch, full, parts)
+    kind, batch, full, parts, line_parts = _plan(instr, x)
+    return parts * _part_bytes(kind, batch, full, parts, line_parts)
 
 
 def _fft_kernel(kb, instr: Instruction, outs) -> None:
@@ -104,15 +111,20 @@ def _fft_kernel(kb, instr: Instruction, outs) -> None:
     (out,) = outs
     if x.size == 0 or instr.array_shape.size == 0:
         return
-    kind, batch, full, parts = _plan(instr, x)
+    kind, batch, full, parts, line_parts = _plan(instr, x)
     in_line = x.size // batch  # elements of one transform's operand and result
     out_line = instr.array_shape.size // batch
     fn = "aotc_fft_c128" if "f64" in (x.dtype.name, _COMPLEX.get(x.dtype.name)) else "aotc_fft_c64"
     src = kb.buffers[instr.operands[0]]
-    chunk = _part_bytes(kind, batch, full, parts)
+    chunk = _part_bytes(kind, batch, full, parts, line_parts)
     kb.need_scratch(parts * chunk)
     work = int(in_line * max(1.0, log2(max(prod(full), 2)))) * batch // parts
     lens = tuple(K.Const(n) for n in full)
+    if line_parts > 1:  # one call, its lines split over the pool
+        kb.emit(K.CallStmt(fn + "_threads", (kb.pool(), K.Const(line_parts), K.Const(FFT_KINDS[kind]),
+                                             K.Const(batch)) + lens + (K.Ptr(src), K.Ptr(out), K.Ptr(kb.scratch)),
+                           work))
+        return
     if parts == 1:
         kb.emit(K.CallStmt(fn, (K.Const(FFT_KINDS[kind]), K.Const(batch)) + lens
                            + (K.Ptr(src), K.Ptr(out), K.Ptr(kb.scratch)), work))

@@ -245,11 +245,12 @@ def fft_core_len(n: int) -> int:
     return m
 
 
-def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> int:
+def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int], parts: int = 1) -> int:
     """Scratch bytes one aotc_fft_c64/aotc_fft_c128 call of `batch` transforms of fft_length
     `lengths` (three, leading ones 1) needs: the IRFFT intermediate, each transformed
     axis's tables (twiddles; Bluestein's chirp and its transform), three work buffers
-    (each with FFT_SLACK bytes for its planes' offsets)."""
+    (each with FFT_SLACK bytes for its planes' offsets); `parts` sets of work buffers for
+    aotc_fft_c64_threads (aotc_fft_threads_scratch_need)."""
     n0, n1, n2 = lengths
     if batch <= 0 or min(lengths) <= 0:
         return 0
@@ -261,6 +262,6 @@ def fft_scratch_bytes(kind: str, batch: int, lengths: tuple[int, int, int]) -> i
         core = fft_core_len(n)
         # twiddles in f64 and f32; Bluestein's chirp and its transform in f64
         total += _up64(core * 16) + _up64(core * 8) + (_up64(n * 16) + _up64(core * 16) if core != n else 0)
-    total += _up64(max(used) * 16 * FFT_LANES) + FFT_SLACK
-    total += 2 * (_up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES) + FFT_SLACK)
-    return total
+    work = _up64(max(used) * 16 * FFT_LANES) + FFT_SLACK
+    work += 2 * (_up64(max(fft_core_len(n) for n in used) * 16 * FFT_LANES) + FFT_SLACK)
+    return total + max(1, parts) * work

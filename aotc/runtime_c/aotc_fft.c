@@ -460,10 +460,11 @@ AOTC_INTERNAL void aotc__fft_block_##S(const aotc__fft_axis* ax, int64_t t0, int
                     res[0], res[1]);                                                                                   \
 }                                                                                                                      \
                                                                                                                        \
-AOTC_INTERNAL void aotc__fft_axis_run_##S(const aotc__fft_axis* ax, T* X, T* A, T* W) {                                \
-  int64_t lines = ax->outer * ax->inner, t = 0;                                                                        \
-  for (; t + AOTC_FFT_LANES <= lines; t += AOTC_FFT_LANES) aotc__fft_block_##S(ax, t, AOTC_FFT_LANES, X, A, W);        \
-  for (; t < lines; t++) aotc__fft_block_##S(ax, t, 1, X, A, W);                                                       \
+/* Lines [t0, t1) of the axis, t0 a multiple of AOTC_FFT_LANES: blocks of that many, then single lines. */             \
+AOTC_INTERNAL void aotc__fft_axis_run_##S(const aotc__fft_axis* ax, int64_t t0, int64_t t1, T* X, T* A, T* W) {        \
+  int64_t t = t0;                                                                                                      \
+  for (; t + AOTC_FFT_LANES <= t1; t += AOTC_FFT_LANES) aotc__fft_block_##S(ax, t, AOTC_FFT_LANES, X, A, W);           \
+  for (; t < t1; t++) aotc__fft_block_##S(ax, t, 1, X, A, W);                                                          \
 }                                                                                                                      \
   /* end of AOTC__FFT_KERNELS */
 AOTC__FFT_KERNELS(double, f64)
@@ -568,26 +569,68 @@ AOTC_RT_API size_t aotc_fft_scratch_need(int kind, int64_t batch, int64_t n0, in
   return bytes;
 }
 
-AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
-                                 const void* in, void* out, void* scratch, int fill) {
-  int64_t n[3] = {n0, n1, n2};
-  if (batch <= 0 || n0 <= 0 || n1 <= 0 || n2 <= 0) return; /* an empty result */
-  unsigned char* mem = (unsigned char*)scratch;
+/* The bytes of one set of work buffers X, A, W (each with its slack) for these lengths. */
+AOTC_INTERNAL size_t aotc__fft_work_bytes(int kind, const int64_t* n, size_t* x_bytes) {
   int64_t nmax = 1, lmax = 1;
   for (int d = 0; d < 3; d++) {
     if (!aotc__fft_axis_used(kind, d, n)) continue;
     if (n[d] > nmax) nmax = n[d];
     if (aotc__fft_core_len(n[d]) > lmax) lmax = aotc__fft_core_len(n[d]);
-    mem += aotc__fft_plan_bytes(n[d]);
   }
+  *x_bytes = aotc__fft_up64((size_t)nmax * 16u * AOTC_FFT_LANES) + AOTC__FFT_SLACK;
+  return *x_bytes + 2u * (aotc__fft_up64((size_t)lmax * 16u * AOTC_FFT_LANES) + AOTC__FFT_SLACK);
+}
+
+/* An axis's lines split into `parts` ranges of whole blocks of AOTC_FFT_LANES lines (the last
+ * range also takes the single lines after the last block: the grouping of one serial pass,
+ * so the bits are the same), run through a parallel_for; the ranges one call runs use the
+ * work buffers of its first, at work + first * work_bytes. */
+typedef struct {
+  const aotc__fft_axis* ax;
+  int single;
+  int64_t parts;
+  unsigned char* work;
+  size_t work_bytes, x_bytes;
+} aotc__fft_split;
+
+AOTC_INTERNAL void aotc__fft_split_range(void* ctx, int64_t begin, int64_t end) {
+  const aotc__fft_split* j = (const aotc__fft_split*)ctx;
+  const int64_t lines = j->ax->outer * j->ax->inner, blocks = lines / AOTC_FFT_LANES;
+  unsigned char* w = j->work + (size_t)begin * j->work_bytes;
+  size_t a_bytes = (j->work_bytes - j->x_bytes) / 2u;
+  aotc_fpenv saved;
+  aotc_fpenv_enter(&saved);
+  for (int64_t p = begin; p < end; ++p) {
+    int64_t t0 = p * blocks / j->parts * AOTC_FFT_LANES;
+    int64_t t1 = p + 1 == j->parts ? lines : (p + 1) * blocks / j->parts * AOTC_FFT_LANES;
+    if (j->single)
+      aotc__fft_axis_run_f32(j->ax, t0, t1, (float*)(void*)w, (float*)(void*)(w + j->x_bytes),
+                             (float*)(void*)(w + j->x_bytes + a_bytes));
+    else
+      aotc__fft_axis_run_f64(j->ax, t0, t1, (double*)(void*)w, (double*)(void*)(w + j->x_bytes),
+                             (double*)(void*)(w + j->x_bytes + a_bytes));
+  }
+  aotc_fpenv_leave(&saved);
+}
+
+/* The transform, each axis's lines split into `parts` ranges run through parallel_for (none,
+ * or parts 1: one serial pass); the scratch holds aotc_fft_scratch_need plus parts - 1 more
+ * sets of work buffers. */
+AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
+                                 const void* in, void* out, void* scratch, int fill, aotc__fft_parallel_for parallel_for,
+                                 void* user, int64_t parts) {
+  int64_t n[3] = {n0, n1, n2};
+  if (batch <= 0 || n0 <= 0 || n1 <= 0 || n2 <= 0) return; /* an empty result */
+  if (!parallel_for || parts < 1) parts = 1;
+  unsigned char* mem = (unsigned char*)scratch;
+  for (int d = 0; d < 3; d++)
+    if (aotc__fft_axis_used(kind, d, n)) mem += aotc__fft_plan_bytes(n[d]);
   unsigned char* plans = (unsigned char*)scratch;
   void* tmp = mem;
   mem += aotc__fft_tmp_bytes(kind, batch, n);
-  double* X = (double*)(void*)mem;
-  mem += aotc__fft_up64((size_t)nmax * 16u * AOTC_FFT_LANES) + AOTC__FFT_SLACK;
-  double* A = (double*)(void*)mem;
-  mem += aotc__fft_up64((size_t)lmax * 16u * AOTC_FFT_LANES) + AOTC__FFT_SLACK;
-  double* W = (double*)(void*)mem;
+  size_t x_bytes, work_bytes = aotc__fft_work_bytes(kind, n, &x_bytes);
+  double* A = (double*)(void*)(mem + x_bytes);
+  double* W = (double*)(void*)(mem + x_bytes + (work_bytes - x_bytes) / 2u);
   aotc__fft_plan plan[3];
   /* c64 data computes in f32 when every length is 5-smooth; Bluestein's transforms, and
    * c128 data, in double */
@@ -597,13 +640,23 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
     aotc__fft_plan_init(&plan[d], n[d], &plans, A, W, fill);
     if (plan[d].len != n[d]) single = 0;
   }
+  aotc__fft_split split;
+  split.single = single;
+  split.work = mem;
+  split.work_bytes = work_bytes;
+  split.x_bytes = x_bytes;
 
-#define AOTC__FFT_AXIS_RUN(ax)                                                        \
-  do {                                                                                \
-    if (single)                                                                       \
-      aotc__fft_axis_run_f32((ax), (float*)(void*)X, (float*)(void*)A, (float*)(void*)W); \
-    else                                                                              \
-      aotc__fft_axis_run_f64((ax), X, A, W);                                          \
+#define AOTC__FFT_AXIS_RUN(axp)                                                                \
+  do {                                                                                         \
+    split.ax = (axp);                                                                          \
+    split.parts = parts < (axp)->outer * (axp)->inner / AOTC_FFT_LANES                          \
+                      ? parts : (axp)->outer * (axp)->inner / AOTC_FFT_LANES;                    \
+    if (split.parts > 1) {                                                                     \
+      parallel_for(user, split.parts, aotc__fft_split_range, &split);                          \
+    } else {                                                                                   \
+      split.parts = 1;                                                                         \
+      aotc__fft_split_range(&split, 0, 1);                                                     \
+    }                                                                                          \
   } while (0)
   int real = f64 ? AOTC__FFT_F64 : AOTC__FFT_F32, cplx = f64 ? AOTC__FFT_C128 : AOTC__FFT_C64;
   int64_t h = n2 / 2 + 1;
@@ -668,22 +721,44 @@ AOTC_INTERNAL void aotc__fft_run(int kind, int f64, int64_t batch, int64_t n0, i
 
 AOTC_RT_API void aotc_fft_c64(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                               void* out, void* scratch) {
-  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, 1);
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, 1, 0, 0, 1);
 }
 
 AOTC_RT_API void aotc_fft_c128(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                void* out, void* scratch) {
-  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, 1);
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, 1, 0, 0, 1);
 }
 
 AOTC_RT_API void aotc_fft_c64_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                      void* out, void* scratch, int fill) {
-  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, fill);
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, fill, 0, 0, 1);
 }
 
 AOTC_RT_API void aotc_fft_c128_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                       void* out, void* scratch, int fill) {
-  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, fill);
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, fill, 0, 0, 1);
+}
+
+AOTC_RT_API size_t aotc_fft_threads_scratch_need(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
+                                                 int64_t parts) {
+  int64_t n[3] = {n0, n1, n2};
+  size_t x_bytes, bytes = aotc_fft_scratch_need(kind, batch, n0, n1, n2);
+  if (bytes == 0 || parts <= 1) return bytes;
+  return bytes + (size_t)(parts - 1) * aotc__fft_work_bytes(kind, n, &x_bytes);
+}
+
+AOTC_RT_API void aotc_fft_c64_threads(aotc__fft_parallel_for parallel_for, void* user, int threads, int64_t parts, int kind,
+                                      int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in, void* out,
+                                      void* scratch) {
+  aotc__fft_run(kind, 0, batch, n0, n1, n2, in, out, scratch, 1, parallel_for, user,
+                threads > 0 && threads < parts ? threads : parts);
+}
+
+AOTC_RT_API void aotc_fft_c128_threads(aotc__fft_parallel_for parallel_for, void* user, int threads, int64_t parts, int kind,
+                                       int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in, void* out,
+                                       void* scratch) {
+  aotc__fft_run(kind, 1, batch, n0, n1, n2, in, out, scratch, 1, parallel_for, user,
+                threads > 0 && threads < parts ? threads : parts);
 }
 
 #endif /* AOTC_FFT_C */

@@ -52,4 +52,20 @@ AOTC_RT_API void aotc_fft_c64_shared(int kind, int64_t batch, int64_t n0, int64_
 AOTC_RT_API void aotc_fft_c128_shared(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in,
                                       void* out, void* scratch, int fill);
 
+/* The transforms of aotc_fft_c64 / aotc_fft_c128, each axis's lines split into at most
+ * `parts` ranges (at most `threads` when that is known, > 0) of whole blocks of lines run
+ * through `parallel_for` (the pool's, or an application's; none: serial), each range with work buffers of its own; every line is
+ * transformed as the serial call transforms it, so the bits do not depend on `parts` or
+ * on the threads.  `scratch` holds aotc_fft_threads_scratch_need bytes, 64-byte aligned. */
+typedef void (*aotc__fft_parallel_for)(void* user, int64_t n, void (*fn)(void* ctx, int64_t begin, int64_t end),
+                                       void* ctx); /* aotc_parallel_for_fn (aotc_pool.h) */
+AOTC_RT_API size_t aotc_fft_threads_scratch_need(int kind, int64_t batch, int64_t n0, int64_t n1, int64_t n2,
+                                                 int64_t parts);
+AOTC_RT_API void aotc_fft_c64_threads(aotc__fft_parallel_for parallel_for, void* user, int threads, int64_t parts, int kind,
+                                      int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in, void* out,
+                                      void* scratch);
+AOTC_RT_API void aotc_fft_c128_threads(aotc__fft_parallel_for parallel_for, void* user, int threads, int64_t parts, int kind,
+                                       int64_t batch, int64_t n0, int64_t n1, int64_t n2, const void* in, void* out,
+                                       void* scratch);
+
 #endif /* AOTC_FFT_H */

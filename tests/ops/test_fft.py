@@ -87,6 +87,12 @@ CASES["fft_batch_ranges_c64"] = _module("FFT", "c64", [((32,), (512,))], 16)
 CASES["fft_batch_ranges_irfft_c64"] = _module("IRFFT", "c64", [((16,), (32, 48))], 17)
 # ranges of Bluestein transforms (prime length), which share their chirp tables
 CASES["fft_batch_ranges_bluestein_c64"] = _module("FFT", "c64", [((40,), (509,))], 18)
+# one transform big enough to split each axis's lines over threads (aotc_fft_*_threads), lines
+# not a whole number of blocks: a c128 2-D transform with a Bluestein axis, a 3-D RFFT and a
+# 2-D IRFFT of odd sizes (f32 passes, the intermediate in double)
+CASES["fft_lines_bluestein_c128"] = _module("FFT", "c128", [((), (40, 509))], 19)
+CASES["fft_lines_rfft_3d_f32"] = _module("RFFT", "f32", [((), (20, 24, 66))], 20)
+CASES["fft_lines_irfft_2d_c64"] = _module("IRFFT", "c64", [((), (100, 90))], 21)
 # length 1 (identity; IRFFT keeps the real part), fft_length {1,1}, and IRFFT of non-Hermitian
 # spectra of even and odd length (imaginary parts of the DC and Nyquist terms ignored)
 CASES["fft_ones_c64"] = _module("FFT", "c64", [((4,), (1,)), ((2,), (1, 1)), ((3, 2), (1, 5))], 12)
@@ -185,7 +191,7 @@ def test_shape_rule_errors(message):
 
 
 _FLAG_CASES = ["fft_nd_irfft_c64", "fft_1d_fft_c128", "fft_jax_rfft2_f32_post", "fft_batch_ranges_c64",
-               "fft_batch_ranges_irfft_c64", "fft_batch_ranges_bluestein_c64"]
+               "fft_batch_ranges_irfft_c64", "fft_batch_ranges_bluestein_c64", "fft_lines_rfft_3d_f32"]
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n.startswith("fft_batch_ranges")])
@@ -198,6 +204,57 @@ def test_ranges_of_a_batch_compute_the_tables_once_per_thread(name, tmp_path):
     kernel = c[c.index("static void k_"):]
     kernel = kernel[:kernel.index("\n}\n")]
     assert "_shared(" in kernel and kernel.rstrip().endswith("ch == lo);\n    }"), kernel
+
+
+_LINE_CASES = ["fft_256x256_c64", "fft_256x256_irfft_c64"] + [n for n in CASES if n.startswith("fft_lines_")]
+
+
+@pytest.mark.parametrize("name", _LINE_CASES)
+def test_lines_split_over_threads_give_the_serial_bits(name, workdir, tmp_path):
+    """A single transform's lines in ranges over the pool (aotc_fft_*_threads: whole blocks of
+    lines per range): the bits of one thread on 2 and 3 threads, within tolerance of XLA."""
+    import aotc
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    from .conftest import c_text_of
+
+    text, _, rtol = CASES[name]
+    c = c_text_of(text, name, tmp_path)
+    assert "_threads(" in c[c.index("static void k_"):], name
+    inputs, expected = load_case(name)
+    model = workdir / f"{name}.lines.hlo"
+    model.write_text(text)
+    feeds = driver.frontend(str(model), None, CompileOptions()).signature.feeds
+    feed = {f.name: inputs[f.param_number] for f in feeds}
+    runs = {t: list(aotc.run(str(model), inputs=feed, threads=t).values()) for t in (1, 2, 3)}
+    rtols = rtol if isinstance(rtol, tuple) else (rtol,) * len(expected)
+    for k, (g, e) in enumerate(zip(runs[1], expected)):
+        assert_matches(g, e, rtols[k], f"{name} output {k}")
+    for t in (2, 3):
+        for k, (g, f) in enumerate(zip(runs[t], runs[1])):
+            assert g.tobytes() == f.tobytes(), f"{name} output {k}: {t} threads"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in _LINE_CASES if n.startswith("fft_lines_")])
+def test_lines_split_over_threads_under_sanitizers(name, workdir):
+    """The ranges of lines on two threads under ASan and UBSan: each range's work buffers and
+    the shared tables stay in bounds."""
+    import aotc
+    from aotc import driver
+    from aotc.options import CompileOptions
+
+    text, _, rtol = CASES[name]
+    inputs, expected = load_case(name)
+    model = workdir / f"{name}.lines_asan.hlo"
+    model.write_text(text)
+    feeds = driver.frontend(str(model), None, CompileOptions()).signature.feeds
+    outs = aotc.run(str(model), inputs={f.name: inputs[f.param_number] for f in feeds}, threads=2,
+                    options=CompileOptions(cc="gcc", opt_level="-O1", sanitize="address"))
+    rtols = rtol if isinstance(rtol, tuple) else (rtol,) * len(expected)
+    for k, (g, e) in enumerate(zip(outs.values(), expected)):
+        assert_matches(np.asarray(g), e, rtols[k], f"{name} output {k} (sanitizers)")
 
 
 @pytest.mark.slow
