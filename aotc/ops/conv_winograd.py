@@ -67,10 +67,6 @@ class WinogradWeights:
     O: int
     w_strides: tuple[int, int, int, int]
 
-    @property
-    def size(self) -> int:
-        return (self.m + 2) ** 2 * self.C * self.O
-
 
 def _align(n: int) -> int:
     return (n + 63) // 64 * 64
