@@ -209,7 +209,9 @@ def test_ranges_of_a_batch_compute_the_tables_once_per_thread(name, tmp_path):
 _LINE_CASES = ["fft_256x256_c64", "fft_256x256_irfft_c64"] + [n for n in CASES if n.startswith("fft_lines_")]
 
 
-@pytest.mark.parametrize("name", _LINE_CASES)
+# two in the fast step (f32 passes; a Bluestein axis in double), the rest with the heavy tests
+@pytest.mark.parametrize("name", [n if n in ("fft_256x256_c64", "fft_lines_bluestein_c128") else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in _LINE_CASES])
 def test_lines_split_over_threads_give_the_serial_bits(name, workdir, tmp_path):
     """A single transform's lines in ranges over the pool (aotc_fft_*_threads: whole blocks of
     lines per range): the bits of one thread on 2 and 3 threads, within tolerance of XLA."""

@@ -245,7 +245,7 @@ def _have_aarch64() -> tuple[bool, str]:
 
 
 _TAPS_KERNELS = [pytest.param({"target_cpu": "x86-64"}, id="portable"),
-                 pytest.param({"cc": "clang", "opt_level": "-O1"}, id="clang-O1"),
+                 pytest.param({"cc": "clang", "opt_level": "-O1"}, id="clang-O1", marks=pytest.mark.slow),
                  pytest.param({"target": "aarch64"}, id="aarch64",
                               marks=[pytest.mark.slow, pytest.mark.aarch64,
                                      pytest.mark.skipif(not _have_aarch64()[0], reason=_have_aarch64()[1])])]

@@ -212,9 +212,13 @@ def _bound_config(workdir, name: str, w: np.ndarray, params: tuple[str, ...] = (
     return str(path)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-@pytest.mark.parametrize("name", ["wino_28x28x128_same", "wino_b8_7x7x64_valid", "wino_b2_15x17x40_explicit",
-                                  "wino_b2_15x17x32_nchw"])
+_BOUND_FAST = {("wino_b2_15x17x32_nchw", "winograd4"), ("wino_b2_15x17x40_explicit", "winograd2")}
+
+
+@pytest.mark.parametrize("name,algorithm", [
+    (n, a) if (n, a) in _BOUND_FAST else pytest.param(n, a, marks=pytest.mark.slow)
+    for n in ("wino_28x28x128_same", "wino_b8_7x7x64_valid", "wino_b2_15x17x40_explicit", "wino_b2_15x17x32_nchw")
+    for a in ALGORITHMS])
 def test_bound_weight_is_stored_transformed(name, algorithm, workdir):
     """A bound weight is stored as its transform U (lower/panels.py, computed at compile time):
     no call transforms it, and the results are the fed weight's bits, on one and two threads
