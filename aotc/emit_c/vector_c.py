@@ -74,17 +74,24 @@ def simd_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> None:
         if mid < start + trip:
             stmt(K.Loop(s.var, K.Const(mid), s.stop, s.body, 1, scalar.marks), depth, out, marks)
         return
+    # dynamic bounds: each part ends where whole vectors (or whole groups of copies) do, an
+    # index computed before it, and the tail starts at that index (gcc -O3 bounds a tail that
+    # starts wherever the vector loop left off by address overflow, and warns, once a call
+    # with constant bounds is inlined); for stop <= start every end is <= start: nothing runs
+    stop = _operand(s.stop, "-", True)
     out.append(pad + "{")
     out.append(f"{pad}    int64_t {v} = {expr(s.start)};")
     if copies:
         step = f"{len(copies)} * {lanes}"
-        out.append(f"{pad}    for (; {v} + {step} <= {expr(s.stop)}; {v} += {step}) {{{note}")
+        out.append(f"{pad}    const int64_t {v}_groups = {stop} - ({stop} - {v}) % ({step});")
+        out.append(f"{pad}    for (; {v} < {v}_groups; {v} += {step}) {{{note}")
         out.extend("    " + line for line in _copies_body(s, copies, vec, depth, pre, ty, lanes, marks, stmt))
         out.append(pad + "    }")
-    out.append(f"{pad}    for (; {v} + {lanes} <= {expr(s.stop)}; {v} += {lanes}) {{{note}")
+    out.append(f"{pad}    const int64_t {v}_vectors = {stop} - ({stop} - {v}) % {lanes};")
+    out.append(f"{pad}    for (; {v} < {v}_vectors; {v} += {lanes}) {{{note}")
     out.extend("    " + line for line in body)
     out.append(pad + "    }")
-    out.append(f"{pad}    for (; {v} < {_operand(s.stop, '<', True)}; ++{v}) {{")
+    out.append(f"{pad}    for ({v} = {v}_vectors; {v} < {_operand(s.stop, '<', True)}; ++{v}) {{")
     out.extend(_lines(s.body, depth + 2, marks, stmt))
     out.append(pad + "    }")
     out.append(pad + "}")
