@@ -243,6 +243,13 @@ def conv_algorithm_option(fn: Callable) -> Callable:
                              "~1e-5 / ~1e-4 relative; docs/winograd.md).")(fn)
 
 
+def stream_option(fn: Callable) -> Callable:
+    return click.option("--stream-min-bytes", "stream_min_bytes", type=click.IntRange(min=0), default=16 << 20,
+                        show_default=True, metavar="BYTES",
+                        help="Write f32 outputs of at least BYTES with non-temporal stores, around the caches "
+                             "(x86-64 with AVX2 or AVX-512; same bits either way); 0: never.")(fn)
+
+
 def run_weights_option(fn: Callable) -> Callable:
     return click.option("--weights", "weights", type=click.Choice(["bound", "fed", "file"]), default="bound",
                         show_default=True,
@@ -283,6 +290,7 @@ def _read_inputs(path: str | None) -> dict | None:
               help="bound: the config's `bound` parameters are frozen into the library; fed: they are feeds; "
                    "file: they are written to PREFIX.weights and loaded at run time (P_load_weights).")
 @conv_algorithm_option
+@stream_option
 @click.option("--test-inputs", "test_inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Argument values PREFIX_test.c runs the model on, keyed by argument name.")
 @click.option("--test-expected", "test_expected", metavar="OUT.npz", type=click.Path(), default=None,
@@ -307,7 +315,7 @@ def _read_inputs(path: str | None) -> dict | None:
                    "PREFIX_cc_TARGET for you to define (docs/custom_calls.md). Also the config's `custom_calls`.")
 @_handles_errors
 def compile_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-                out, name, emit, weights, conv_algorithm, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
+                out, name, emit, weights, conv_algorithm, stream_min_bytes, test_inputs, test_expected, test_rtol, test_atol, profile, dump_after,
                 dump_dir, const_encoding, custom_calls) -> None:
     """Compile MODEL.hlo to a self-contained C library (PREFIX.c, PREFIX.h, PREFIX.o)."""
 
@@ -322,7 +330,7 @@ def compile_cmd(model, config, elided_constants, bind_constants, shape, target, 
                             dump_dir=dump_dir, shapes=_shapes(shape), programs=programs, test_inputs=test_inputs,
                             test_expected=test_expected, test_rtol=test_rtol, test_atol=test_atol, profile=profile,
                             const_encoding=const_encoding, custom_calls=tuple(sorted(set(custom_calls))),
-                            conv_algorithm=conv_algorithm)
+                            conv_algorithm=conv_algorithm, stream_min_bytes=stream_min_bytes)
     with _progress() as progress:
         res = aotc_compile(model, config=config, out=out, options=opts, progress=progress)
     for path in (res.h_path, res.c_path, res.blob_path, res.weights_path, *res.program_paths, res.obj_path,
@@ -357,6 +365,7 @@ def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
 @sanitize_option
 @run_weights_option
 @conv_algorithm_option
+@stream_option
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), required=True,
               help="Feed values keyed by feed name (bf16 as ml_dtypes.bfloat16 or uint16 bits).")
 @click.option("--output", "output", metavar="OUT.npz", type=click.Path(), default=None,
@@ -367,14 +376,14 @@ def cflags_cmd(target, target_cpu, target_features, cflags) -> None:
               help="Stop a run that takes longer (the model checks its deadline between kernels and in loops).")
 @_handles_errors
 def run_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-            sanitize, weights, conv_algorithm, inputs, output, print_all, timeout) -> None:
+            sanitize, weights, conv_algorithm, stream_min_bytes, inputs, output, print_all, timeout) -> None:
     """Compile (cached) and execute MODEL on IN.npz, natively or under the target's emulator;
     print each fetch (name, shape, dtype, values), or write them to --output."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
                             shapes=_shapes(shape), sanitize=sanitize, weights=weights,
-                            conv_algorithm=conv_algorithm)
+                            conv_algorithm=conv_algorithm, stream_min_bytes=stream_min_bytes)
     with _progress() as progress:
         outs = aotc_run(model, config=config, inputs=_read_inputs(inputs), options=opts, progress=progress,
                         timeout=timeout)
@@ -396,6 +405,7 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
 @sanitize_option
 @run_weights_option
 @conv_algorithm_option
+@stream_option
 @click.option("--inputs", "inputs", metavar="IN.npz", type=click.Path(), default=None,
               help="Feed values (default: deterministic random inputs).")
 @click.option("--threads", "threads", type=click.IntRange(min=1), default=1, show_default=True)
@@ -408,13 +418,13 @@ def run_cmd(model, config, elided_constants, bind_constants, shape, target, targ
               help="Kernels listed by --profile (the rest on one line).")
 @_handles_errors
 def bench_cmd(model, config, elided_constants, bind_constants, shape, target, target_cpu, target_features, cc, cflags,
-              sanitize, weights, conv_algorithm, inputs, threads, iters, warmup, as_json, profile, top) -> None:
+              sanitize, weights, conv_algorithm, stream_min_bytes, inputs, threads, iters, warmup, as_json, profile, top) -> None:
     """Time the compiled function with a timing loop in C (no Python in the measured region)."""
 
     opts = _compile_options(target=target, target_cpu=target_cpu, target_features=target_features, cc=cc,
                             cflags=cflags, elided_constants=elided_constants, bind_constants=bind_constants,
                             shapes=_shapes(shape), profile=profile, sanitize=sanitize, weights=weights,
-                            conv_algorithm=conv_algorithm)
+                            conv_algorithm=conv_algorithm, stream_min_bytes=stream_min_bytes)
     with _progress() as progress:
         res = aotc_bench(model, config=config, inputs=_read_inputs(inputs), options=opts, threads=threads,
                          iters=iters, warmup=warmup, progress=progress)

@@ -159,7 +159,8 @@ def generate(fe: Frontend, out: str | None, options: CompileOptions, target_bann
                     target=target_banner, source_text=fe.source_text, dump=dump,
                     weights="file" if options.weights == "file" else "bound",
                     fma=has_fma(target),
-                    custom_calls=custom_calls, conv_algorithm=options.conv_algorithm)
+                    custom_calls=custom_calls, conv_algorithm=options.conv_algorithm,
+                    stream_min_bytes=options.stream_min_bytes)
     progress("emit C", None)
     header_name = os.path.basename(out or name) + ".h"
     guard = re.sub(r"[^A-Za-z0-9]", "_", header_name).upper() + "_INCLUDED"

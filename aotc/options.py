@@ -36,4 +36,6 @@ class CompileOptions:
     # the config's `custom_calls`, merged and sorted): each is an extern PREFIX_cc_<target> (docs/custom_calls.md)
     conv_algorithm: str = "direct"  # direct | winograd2 | winograd4: stride-1 3x3 f32 convolutions by Winograd
     # F(2x2,3x3) or F(4x4,3x3), which round differently from XLA (docs/winograd.md)
+    stream_min_bytes: int = 16 << 20  # outputs this large or larger are written around the caches (non-temporal
+    # vector stores, kernel/stream.py); 0: never
     sanitize: str | None = None  # run/bench: "address" (ASan+UBSan, any report aborts) or "thread" (TSan)

@@ -8,6 +8,7 @@ Workloads (HLO exported with JAX and committed beside this script):
     transformer   an encoder block, seq 128, d 256, 4 heads, MLP 1024 (GELU), layernorms
     sum16m        the sum of 16M f32
     chain1m       the 10-op elementwise chain of tests/fixtures/cases.py on 1M f32
+    scale16m      x * 1.7 + 0.3 on 16M f32: a map bound by memory (64 MB in, 64 MB out)
     softmax       softmax over the rows of f32[256,4096]
     layernorm     layernorm over the rows of f32[512,1024], scale and shift fed
     conv3x3       conv 3x3 SAME, 1x56x56x64 -> 64 (NHWC, HWIO)
@@ -76,6 +77,7 @@ WORKLOADS = {
     "sum16m": {"feeds": [("x", (1 << 24,))], "fetch": "y", "what": "sum of 16M f32", "iters": 20, "lo": -1.0},
     "chain1m": {"feeds": [("x", (1 << 20,))], "fetch": "y",
                 "what": "10-op elementwise chain, 1M f32", "iters": 100},
+    "scale16m": {"feeds": [("x", (1 << 24,))], "fetch": "y", "what": "x * 1.7 + 0.3, 16M f32", "iters": 20},
     "softmax": {"feeds": [("x", (256, 4096))], "fetch": "y",
                 "what": "softmax over rows, f32[256,4096]", "iters": 100},
     "layernorm": {"feeds": [("x", (512, 1024)), ("g", (1024,)), ("b", (1024,))], "fetch": "y",
@@ -178,7 +180,7 @@ def _models():
 
     return {"matmul256": lambda a, b: a @ b, "matmul512": lambda a, b: a @ b,
             "matmul1024": lambda a, b: a @ b, "mlp64": mlp, "transformer": transformer,
-            "sum16m": lambda x: jnp.sum(x), "chain1m": chain10,
+            "sum16m": lambda x: jnp.sum(x), "chain1m": chain10, "scale16m": lambda x: x * 1.7 + 0.3,
             "softmax": lambda x: jax.nn.softmax(x, axis=-1), "layernorm": layernorm,
             "conv3x3": conv, "depthwise": lambda x, w: conv(x, w, 32), "bnconv": bnconv,
             "fft1024": jnp.fft.fft, "fft1000": jnp.fft.fft, "fft2d256": jnp.fft.fft2,
@@ -256,6 +258,7 @@ def numpy_mlp(x: np.ndarray, *wb: np.ndarray) -> np.ndarray:
 
 NUMPY = {"matmul256": lambda a, b: a @ b, "matmul512": lambda a, b: a @ b, "matmul1024": lambda a, b: a @ b,
          "mlp64": numpy_mlp, "sum16m": np.sum, "chain1m": numpy_chain, "softmax": numpy_softmax,
+         "scale16m": lambda x: x * np.float32(1.7) + np.float32(0.3),
          "layernorm": numpy_layernorm, "fft1024": np.fft.fft, "fft1000": np.fft.fft, "fft2d256": np.fft.fft2}
 
 

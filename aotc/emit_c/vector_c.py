@@ -120,7 +120,8 @@ def _vector_body(s: K.Loop, vec: set[str], depth: int, pre: str, ty: str, marks:
         elif isinstance(st, K.Let) and varies:
             body.append(f"{pad}    const {ty} {st.var.name} = {_vexpr(st.value, vary, pre)};")
         elif isinstance(st, K.Store):
-            body.append(f"{pad}    {pre}_store(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vary, pre)});")
+            op = "stream" if st.stream else "store"  # kernel/stream.py
+            body.append(f"{pad}    {pre}_{op}(&{st.buf.name}[{expr(st.index)}], {_vexpr(st.value, vary, pre)});")
         else:
             stmt(st, depth + 1, body, marks)
     return body

@@ -49,9 +49,13 @@ class Assign(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class Store(Stmt):
+    """`buf[index] = value`. `stream`: in a vector body, a non-temporal store that goes
+    around the caches (kernel/stream.py); the kernel then ends with a store fence."""
+
     buf: Buf
     index: Expr
     value: Expr
+    stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +281,7 @@ def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
         elif isinstance(s, ArrayDecl) and s.init is not None:
             s = ArrayDecl(s.buf, fn(s.init))
         elif isinstance(s, Store):
-            s = Store(s.buf, fn(s.index), fn(s.value))
+            s = Store(s.buf, fn(s.index), fn(s.value), s.stream)
         elif isinstance(s, Loop):
             s = Loop(s.var, fn(s.start), fn(s.stop), map_exprs(s.body, fn), s.step, s.marks)
         elif isinstance(s, Repeat):

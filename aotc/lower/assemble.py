@@ -22,6 +22,7 @@ from ..kernel import ir as K
 from ..kernel.builder import c_ident
 from ..kernel.host import HostCall
 from ..kernel.passes import run_kernel_passes
+from ..kernel.stream import stream_large_stores
 from .fused import Fused, fused_computation, kernel_op
 from .kernels import (ScalarFunctions, copy_body, elementwise_kernel, kernel_body, loop_reader, output_shapes,
                       scalar_literal, strided_writer)
@@ -89,7 +90,8 @@ class _Slots:
 def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
                   name: str, source: str, target: str, source_text: str | None = None,
                   names: NameSupply, subprograms: dict, weights_file: bool = False, fma: bool = False,
-                  custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct") -> Program:
+                  custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct",
+                  stream_min_bytes: int = 0) -> Program:
     """`fplan`: the fused module (its entry is what runs); `subprograms`: the Program of
     each computation the kernels run as control flow, lowered before (lower/subprogram.py)."""
     m = fplan.module
@@ -222,6 +224,8 @@ def build_program(fplan: Fused, fetch_refs, var_refs, sig, *,
         except ShapeError as e:  # an op rule refusing a case it cannot compile: a located error
             raise located(f"cannot compile {ins.opcode} {ins.name}: {e}", ins.loc, source_text) from None
         body, outer = run_kernel_passes(body, threaded_ok=not takes_pool, fma=fma)
+        if inplace is None:  # large outputs around the caches (kernel/stream.py)
+            body, _ = stream_large_stores(body, {o.name: o.size * o.dtype.nbytes for o in outs}, stream_min_bytes)
         if inplace is not None:
             body = (K.Comment(f"in place: writes over {inplace}, read here for the last time"),) + body
         if nbytes:

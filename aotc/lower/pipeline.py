@@ -44,14 +44,17 @@ class LowerResult:
 def lower(module: Module, sig, *, name: str, source: str, target: str = "host", source_text: str | None = None,
           dump: Callable[[str, object], None] | None = None, names: NameSupply | None = None,
           programs: dict | None = None, weights: str = "bound", fma: bool = False,
-          custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct") -> LowerResult:
+          custom_calls: tuple[str, ...] = (), conv_algorithm: str = "direct",
+          stream_min_bytes: int = 0) -> LowerResult:
     """Lower `module` to the Program `name`; `names` is the supply of the whole .c file and
     `programs` the sub-programs lowered so far (a sub-program shares its caller's; the
     top-level call creates them). With `weights="file"` bound parameters stay parameters,
     whose values a weights file supplies at run time: no code depends on them. `fma`: the
     target has fused multiply-adds, so products added once are fused, as XLA:CPU fuses them.
     `custom_calls`: the custom-call targets the application implements (docs/custom_calls.md).
-    `conv_algorithm`: direct, or winograd2 / winograd4 for stride-1 3x3 convolutions (docs/winograd.md)."""
+    `conv_algorithm`: direct, or winograd2 / winograd4 for stride-1 3x3 convolutions (docs/winograd.md).
+    `stream_min_bytes`: outputs of at least this size are written with non-temporal stores
+    (kernel/stream.py; 0: none). Sub-programs get none: a loop body's outputs are read again."""
     dump = dump or (lambda stage, obj: None)
     names = names or NameSupply(reserved=(f"{name}_execute",), prefix=name)
     m = bind_parameters(module, sig) if weights == "bound" else module  # bound parameters become constants
@@ -94,7 +97,7 @@ def lower(module: Module, sig, *, name: str, source: str, target: str = "host", 
     program = build_program(fused, live[:len(fetch_refs)], var_refs, sig,   # slots, kernels, arena
                             name=name, source=source, target=target, source_text=source_text, names=names,
                             subprograms=subs, weights_file=weights == "file", fma=fma, custom_calls=custom_calls,
-                            conv_algorithm=conv_algorithm)
+                            conv_algorithm=conv_algorithm, stream_min_bytes=stream_min_bytes)
     if dynamic:
         program = replace(program, dynamic_results=dynamic)
     dump("program", program)

@@ -32,6 +32,13 @@ typedef __m256 aotc_v8f; /* 8 floats */
 typedef __m256 aotc_v8m; /* 8 lane masks: all ones or all zeros */
 AOTC_INLINE aotc_v8f aotc_v8_load(const float* p) { return _mm256_loadu_ps(p); }
 AOTC_INLINE void aotc_v8_store(float* p, aotc_v8f a) { _mm256_storeu_ps(p, a); }
+/* a non-temporal store (kernel/stream.py) where p is 32-byte aligned, a plain one elsewhere;
+ * the kernel ends with aotc_stream_fence() */
+AOTC_INLINE void aotc_v8_stream(float* p, aotc_v8f a) {
+  if (((uintptr_t)p & 31u) == 0) _mm256_stream_ps(p, a);
+  else _mm256_storeu_ps(p, a);
+}
+AOTC_INLINE void aotc_stream_fence(void) { _mm_sfence(); }
 AOTC_INLINE aotc_v8f aotc_v8_set1(float x) { return _mm256_set1_ps(x); }
 AOTC_INLINE aotc_v8f aotc_v8_add(aotc_v8f a, aotc_v8f b) { return _mm256_add_ps(a, b); }
 AOTC_INLINE aotc_v8f aotc_v8_sub(aotc_v8f a, aotc_v8f b) { return _mm256_sub_ps(a, b); }
@@ -100,6 +107,9 @@ typedef struct { uint32x4_t lo, hi; } aotc_v8m;
 #define AOTC__V8M(LO, HI) do { aotc_v8m r_; r_.lo = (LO); r_.hi = (HI); return r_; } while (0)
 AOTC_INLINE aotc_v8f aotc_v8_load(const float* p) { AOTC__V8F(vld1q_f32(p), vld1q_f32(p + 4)); }
 AOTC_INLINE void aotc_v8_store(float* p, aotc_v8f a) { vst1q_f32(p, a.lo); vst1q_f32(p + 4, a.hi); }
+/* no non-temporal store in the NEON intrinsics: plain stores, nothing to fence */
+#define aotc_v8_stream aotc_v8_store
+AOTC_INLINE void aotc_stream_fence(void) {}
 AOTC_INLINE aotc_v8f aotc_v8_set1(float x) { AOTC__V8F(vdupq_n_f32(x), vdupq_n_f32(x)); }
 AOTC_INLINE aotc_v8f aotc_v8_add(aotc_v8f a, aotc_v8f b) { AOTC__V8F(vaddq_f32(a.lo, b.lo), vaddq_f32(a.hi, b.hi)); }
 AOTC_INLINE aotc_v8f aotc_v8_sub(aotc_v8f a, aotc_v8f b) { AOTC__V8F(vsubq_f32(a.lo, b.lo), vsubq_f32(a.hi, b.hi)); }
@@ -183,6 +193,9 @@ typedef struct { uint32_t v[8]; } aotc_v8m;
 #define AOTC__V8_MAP(T, EXPR) do { T r_; for (int l_ = 0; l_ < 8; ++l_) r_.v[l_] = (EXPR); return r_; } while (0)
 AOTC_INLINE aotc_v8f aotc_v8_load(const float* p) { AOTC__V8_MAP(aotc_v8f, p[l_]); }
 AOTC_INLINE void aotc_v8_store(float* p, aotc_v8f a) { for (int l = 0; l < 8; ++l) p[l] = a.v[l]; }
+/* portable C has no non-temporal store: plain stores, nothing to fence */
+#define aotc_v8_stream aotc_v8_store
+AOTC_INLINE void aotc_stream_fence(void) {}
 AOTC_INLINE aotc_v8f aotc_v8_set1(float x) { AOTC__V8_MAP(aotc_v8f, x); }
 AOTC_INLINE aotc_v8f aotc_v8_add(aotc_v8f a, aotc_v8f b) { AOTC__V8_MAP(aotc_v8f, a.v[l_] + b.v[l_]); }
 AOTC_INLINE aotc_v8f aotc_v8_sub(aotc_v8f a, aotc_v8f b) { AOTC__V8_MAP(aotc_v8f, a.v[l_] - b.v[l_]); }
@@ -247,6 +260,10 @@ typedef __m512 aotc_vf;
 typedef __mmask16 aotc_vfm;
 AOTC_INLINE aotc_vf aotc_vf_load(const float* p) { return _mm512_loadu_ps(p); }
 AOTC_INLINE void aotc_vf_store(float* p, aotc_vf a) { _mm512_storeu_ps(p, a); }
+AOTC_INLINE void aotc_vf_stream(float* p, aotc_vf a) { /* as aotc_v8_stream, 64-byte aligned */
+  if (((uintptr_t)p & 63u) == 0) _mm512_stream_ps(p, a);
+  else _mm512_storeu_ps(p, a);
+}
 AOTC_INLINE aotc_vf aotc_vf_set1(float x) { return _mm512_set1_ps(x); }
 AOTC_INLINE aotc_vf aotc_vf_add(aotc_vf a, aotc_vf b) { return _mm512_add_ps(a, b); }
 AOTC_INLINE aotc_vf aotc_vf_sub(aotc_vf a, aotc_vf b) { return _mm512_sub_ps(a, b); }
@@ -315,6 +332,7 @@ typedef aotc_v8f aotc_vf;
 typedef aotc_v8m aotc_vfm;
 #define aotc_vf_load aotc_v8_load
 #define aotc_vf_store aotc_v8_store
+#define aotc_vf_stream aotc_v8_stream
 #define aotc_vf_set1 aotc_v8_set1
 #define aotc_vf_add aotc_v8_add
 #define aotc_vf_sub aotc_v8_sub

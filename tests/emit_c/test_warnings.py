@@ -122,16 +122,17 @@ _RANGED = {  # kernels threads split: the vector loop runs over [lo, hi), bounds
 
 @pytest.mark.parametrize("cc", COMPILERS)
 @pytest.mark.parametrize("kernel", sorted(_RANGED))
-def test_ranged_vector_tails_build_warning_free(tmp_path, cc, kernel):
+@pytest.mark.parametrize("stream", [0, 4096])
+def test_ranged_vector_tails_build_warning_free(tmp_path, cc, kernel, stream):
     """A threaded kernel's vector loops end at an index computed before them and its tail
     starts there: gcc 12 -O3 warned (-Waggressive-loop-optimizations) on every threaded 1-D
     map of a multiple of 8 elements once the serial call, with constant bounds, was inlined;
     the same with streamed stores (kernel/stream.py)."""
     text = f"HloModule m\nENTRY main {{\n  x = f32[65536] parameter(0)\n  {_RANGED[kernel]}\n}}\n"
-    opts = CompileOptions()
+    opts = CompileOptions(stream_min_bytes=stream)
     out = str(tmp_path / "libranged")
     gen = generate(frontend("ranged.hlo", None, opts, text=text), out, opts)
-    assert "lo, int64_t hi" in gen.c_text
+    assert "lo, int64_t hi" in gen.c_text and ("aotc_vf_stream(&" in gen.c_text) == bool(stream)
     with open(out + ".c", "w") as f:
         f.write(gen.c_text)
     with open(out + ".h", "w") as f:
