@@ -50,6 +50,8 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
                    else f"{pad}{s.var.name} = {expr(v)};")
     elif isinstance(s, K.Store):
         out.append(f"{pad}{s.buf.name}[{expr(s.index)}] = {expr(s.value)};")
+    elif isinstance(s, K.Prefetch):
+        out.append(f"{pad}AOTC_PREFETCH_R(&{s.buf.name}[{expr(s.index)}]);")
     elif isinstance(s, K.ArrayDecl):
         out.append(f"{pad}{ctype(s.buf.dtype)} {s.buf.name}[{s.buf.size}];")
         if s.init is not None:

@@ -107,7 +107,8 @@ def _vector_body(s: K.Loop, vec: set[str], depth: int, pre: str, ty: str, marks:
     vary = vec | {r.name for r in rename.values()}
     body: list[str] = []
     for st in s.body:
-        varies = isinstance(st, K.Store) or isinstance(st, K.Let) and st.var.name in vec
+        # a store, and a prefetch of the element a copy reads (kernel/prefetch.py), vary with the copy
+        varies = isinstance(st, (K.Store, K.Prefetch)) or isinstance(st, K.Let) and st.var.name in vec
         if part != "all" and varies != (part == "varying"):
             continue
         if varies and rename:
@@ -156,7 +157,8 @@ def blocks_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> boo
     """A loop over blocks of lanes (kernel/vectorize.py strided_lanes): INTERLEAVE_COPIES
     blocks per trip, their inner loop's bodies interleaved, then the remaining blocks one
     per trip. False (nothing printed) when a copy's name is already read in the body."""
-    (inner,) = [b for b in s.body if not isinstance(b, K.Comment)]
+    (inner,) = [b for b in s.body if not isinstance(b, (K.Comment, K.Prefetch))]
+    hints = tuple(b for b in s.body if isinstance(b, K.Prefetch))  # each block's (kernel/prefetch.py)
     vec = vector_vars(inner)
     copies = _renamings(s, inner, vec)
     if not copies:
@@ -167,6 +169,9 @@ def blocks_loop(s: K.Loop, depth: int, out: list[str], marks: bool, stmt) -> boo
     note = f"  /* {', '.join(sorted(s.marks))} */" if marks else ""
     out.append(f"{pad}for (int64_t {j} = {start}; {j} < {mid}; {j} += {INTERLEAVE_COPIES * step}) {{{note}")
     out.extend(f"{pad}    const int64_t {c[j].name} = {j} + {k * step};" for k, c in enumerate(copies))
+    for c in copies:
+        for h in K.map_exprs(hints, lambda e, c=c: K.substitute_expr(e, {j: c[j]})):
+            stmt(h, depth + 1, out, marks)
     pre, ty, lanes = _vocabulary(inner)
     v = inner.var.name
     out.append(f"{pad}    for (int64_t {v} = 0; {v} < {inner.trip}; {v} += {lanes}) {{")

@@ -59,6 +59,15 @@ class Store(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class Prefetch(Stmt):
+    """A hint: bring the cache line holding `buf[index]` closer before it is read
+    (kernel/prefetch.py). It computes nothing; `index` must be in bounds."""
+
+    buf: Buf
+    index: Expr
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayDecl(Stmt):
     """A local array of `buf.size` elements, every one set to `init` when given."""
 
@@ -230,6 +239,8 @@ def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
         return (s.init,) if s.init is not None else ()
     if isinstance(s, Store):
         return (s.index, s.value)
+    if isinstance(s, Prefetch):
+        return (s.index,)
     if isinstance(s, Loop):
         return (s.start, s.stop)
     if isinstance(s, If):
@@ -282,6 +293,8 @@ def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
             s = ArrayDecl(s.buf, fn(s.init))
         elif isinstance(s, Store):
             s = Store(s.buf, fn(s.index), fn(s.value), s.stream)
+        elif isinstance(s, Prefetch):
+            s = Prefetch(s.buf, fn(s.index))
         elif isinstance(s, Loop):
             s = Loop(s.var, fn(s.start), fn(s.stop), map_exprs(s.body, fn), s.step, s.marks)
         elif isinstance(s, Repeat):

@@ -10,6 +10,7 @@ from .dce import remove_unused_values
 from .hoist import hoist_invariants
 from .propagate import propagate_indices
 from .parallel import collapse_outer, split_range, worth_threads
+from .prefetch import prefetch_next_rows
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
@@ -49,4 +50,6 @@ def run_kernel_passes(body: tuple[K.Stmt, ...], threaded_ok: bool = True,
         if name == "contract" and not fma:
             continue
         body, _ = p(body)
-    return split_range(body, threaded)
+    body, outer = split_range(body, threaded)
+    body, _ = prefetch_next_rows(body)   # the next row's lines while a later pass works on this one
+    return body, outer

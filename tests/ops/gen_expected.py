@@ -37,7 +37,7 @@ FAMILIES = ("tests.ops.test_gather_scatter", "tests.ops.test_sort", "tests.ops.t
             "tests.ops.test_narrow_conv", "tests.ops.test_winograd", "tests.ops.test_concat_slices",
             "tests.ops.test_dynamic_shapes", "tests.ops.test_dot_lowp",
             "tests.ops.test_depthwise_pad", "tests.ops.test_narrow_linalg", "tests.ops.test_narrow_trsolve",
-            "tests.ops.test_cbrt_subnormal", "tests.ops.test_stream_stores", "tests.ops.test_bf16_nan", "tests.ops.test_edge_sweep",
+            "tests.ops.test_cbrt_subnormal", "tests.ops.test_stream_stores", "tests.ops.test_prefetch_rows", "tests.ops.test_bf16_nan", "tests.ops.test_edge_sweep",
             "tests.ops.test_window_order", "tests.ops.test_unswitch", "tests.ops.test_conv_taps",
             "tests.ops.test_interleave", "tests.ops.test_fold_once", "tests.ops.test_transpose_tiles",
             "tests.ops.test_bounds", "tests.ops.test_reduce_jam",
