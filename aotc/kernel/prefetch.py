@@ -12,10 +12,10 @@ Softmax [256,4096] ran in 0.75 of the time (medians, alternated), layernorm [512
 The pattern, on the kernel's top-level row loop `r` (after split_range: over [lo, hi) or
 whole): two or more statements of its body read one input row `X[r * R + ...]`, the row
 at least MIN_ROW_BYTES and X at least MIN_BUFFER_BYTES (smaller ones stay in the caches).
-In the first later statement that is such a loop, the loop that steps over the row in blocks (a reduction's
-lane blocks, or a vector loop) gets `Prefetch(X, next * R + ...)` with `next = r + 1 < stop
-? r + 1 : r`, so the address is always inside X. A prefetch only moves a line: the results
-do not change.
+The first later statement that is a loop over the row in blocks (a reduction's lane
+blocks) or vectors gets `Prefetch(X, next * R + ...)` with `next = r + 1 < stop ? r + 1 :
+r`, so the address is always inside X. A prefetch only moves a line: the results do not
+change. It runs last (run_kernel_passes), so no other pass sees the hint.
 """
 from __future__ import annotations
 

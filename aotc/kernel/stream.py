@@ -12,9 +12,9 @@ written then summed took 1.7 times as long).
 A store is streamed when it is in the body of a `simd` loop (kernel/vectorize.py, so its
 elements are contiguous in the loop's variable), writes one of the kernel's outputs of at
 least `min_bytes`, and the kernel neither reads that buffer (an in-place kernel writes
-over what it reads) nor hands it to a micro-kernel. The printer writes such a store as `aotc_vf_stream` (a plain store
-where the address is not aligned to the vector, and on targets with no such store); the
-scalar tail keeps plain stores. The kernel then ends with `aotc_stream_fence()`, so every
+over what it reads) nor hands it to a micro-kernel. The printer writes such a store as
+`aotc_vf_stream` (a plain store where the address is not aligned to the vector, and on
+targets with no such store); the scalar tail keeps plain stores. The kernel then ends with `aotc_stream_fence()`, so every
 streamed line is visible before the kernel returns to its caller or to the thread pool.
 The bits stored are the same either way.
 """
