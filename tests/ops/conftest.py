@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import ml_dtypes
@@ -78,14 +79,19 @@ class _Stderr:
 
 
 def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
-                 const_encoding: str = "auto", build_cmd: tuple[str, ...] | None = None) -> list[np.ndarray]:
+                 const_encoding: str = "auto", build_cmd: tuple[str, ...] | None = None,
+                 stream_min_bytes: int | None = None, misalign: int = 0) -> list[np.ndarray]:
     """Compile HLO text with aotc and run it on `inputs` (in parameter order). Large
     constants need `const_encoding="array"` (this runner writes only the .c and .h).
-    `build_cmd` replaces gcc and CFLAGS (the compiler and its flags, before the files)."""
+    `build_cmd` replaces gcc and CFLAGS (the compiler and its flags, before the files);
+    `stream_min_bytes` is CompileOptions'; each result buffer starts `misalign` bytes past
+    a 64-byte boundary."""
     from aotc import driver
     from aotc.options import CompileOptions
 
     opts = CompileOptions(const_encoding=const_encoding)
+    if stream_min_bytes is not None:
+        opts = replace(opts, stream_min_bytes=stream_min_bytes)
     fe = driver.frontend(f"{name}.hlo", None, opts, text=text)
     gen = driver.generate(fe, str(workdir / f"lib{name}"), opts)
     c_path, so_path = workdir / f"lib{name}.c", workdir / f"lib{name}.so"
@@ -101,8 +107,8 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
     prog = gen.lowered.program
     by_param = {p.name: p.parameter_number for p in fe.module.entry_computation.parameters}
     args = [_storage(inputs[by_param[a.hlo]], a.dtype.name) for a in prog.args]
-    res = [np.zeros(r.dims, np.uint16 if r.dtype.name in ("bf16", "f16") else
-                    np.uint8 if r.dtype.name == "pred" else r.dtype.numpy) for r in prog.results]
+    res = [_buffer(r.dims, np.uint16 if r.dtype.name in ("bf16", "f16") else
+                   np.uint8 if r.dtype.name == "pred" else r.dtype.numpy, misalign) for r in prog.results]
     arena = np.zeros(prog.arena_bytes + 64, np.uint8)
     base = arena.ctypes.data + (-arena.ctypes.data) % 64
     a_ptrs = (ctypes.c_void_p * max(1, len(args)))(*[x.ctypes.data for x in args])
@@ -112,6 +118,15 @@ def run_hlo_text(text: str, inputs: list[np.ndarray], workdir: Path, name: str,
     assert "runtime error" not in err.text, f"UBSan in {c_path}:\n{err.text[:4000]}"
     assert rc == 0
     return [_from_storage(x, r.dtype.name) for x, r in zip(res, prog.results)]
+
+
+def _buffer(dims, dtype, misalign: int) -> np.ndarray:
+    """Zeros of `dims`, starting `misalign` bytes past a 64-byte boundary."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    raw = np.zeros(n + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + misalign
+    return raw[start:start + n].view(dtype).reshape(dims)
 
 
 def run_hlo_text_asan(text: str, inputs: list[np.ndarray], workdir: Path, name: str) -> list[np.ndarray]:

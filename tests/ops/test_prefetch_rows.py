@@ -6,11 +6,10 @@ Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from .conftest import assert_matches, c_text_of, load_case
-from .test_stream_stores import CASES as _STREAM_CASES
+from .test_stream_stores import CASES as _STREAM_CASES, _inputs
 
 
 def _layernorm(name: str, rows: int, cols: int) -> str:
@@ -40,11 +39,6 @@ ENTRY main {{
   ROOT y = f32[{rows},{cols}] multiply(d, rb)
 }}
 """
-
-
-def _inputs(name: str, shape) -> list[np.ndarray]:
-    rng = np.random.default_rng(sum(map(ord, name)))
-    return [(rng.standard_normal(shape) * 3 + 1).astype(np.float32)]
 
 
 CASES = {"prefetch_layernorm": (_layernorm("prefetch_layernorm", 96, 1024), _inputs("prefetch_layernorm", (96, 1024)),

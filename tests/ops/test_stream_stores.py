@@ -9,13 +9,10 @@ Expected outputs: tests/ops/data/<case>.npz from gen_expected.py (XLA:CPU).
 """
 from __future__ import annotations
 
-import ctypes
-import subprocess
-
 import numpy as np
 import pytest
 
-from .conftest import CFLAGS, assert_matches, load_case
+from .conftest import CFLAGS, assert_matches, load_case, run_hlo_text
 
 _SMALL = 4096  # stream every output of at least 4 KiB
 
@@ -100,34 +97,6 @@ def _generate(text: str, name: str, workdir, stream_min_bytes: int):
     return gen
 
 
-def _run_ctypes(gen, name: str, inputs, workdir, misalign: int) -> list[np.ndarray]:
-    """The model built by gcc -march=native, run through P_run_with with each result buffer
-    `misalign` bytes past a 64-byte boundary."""
-    c_path, so_path = workdir / f"lib{name}.c", workdir / f"lib{name}.so"
-    c_path.write_text(gen.c_text)
-    (workdir / gen.header_name).write_text(gen.h_text)
-    build = subprocess.run(["gcc", *CFLAGS, "-march=native", "-o", str(so_path), str(c_path), "-lm", "-lpthread"],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[:4000]
-    lib = ctypes.CDLL(str(so_path))
-    prog = gen.lowered.program
-    args = [np.ascontiguousarray(x) for x in inputs]
-    backing, res = [], []
-    for r in prog.results:
-        n = int(np.prod(r.dims))
-        raw = np.zeros(n * 4 + 128, np.uint8)
-        start = (-raw.ctypes.data) % 64 + misalign
-        backing.append(raw)
-        res.append(raw[start:start + n * 4].view(np.float32).reshape(r.dims))
-    arena = np.zeros(prog.arena_bytes + 64, np.uint8)
-    base = arena.ctypes.data + (-arena.ctypes.data) % 64
-    a_ptrs = (ctypes.c_void_p * max(1, len(args)))(*[x.ctypes.data for x in args])
-    r_ptrs = (ctypes.c_void_p * max(1, len(res)))(*[x.ctypes.data for x in res])
-    rc = getattr(lib, f"{gen.name}_run_with")(a_ptrs, r_ptrs, ctypes.c_void_p(base), ctypes.c_size_t(prog.arena_bytes))
-    assert rc == 0
-    return [x.copy() for x in res]
-
-
 def _kernels(c_text: str) -> str:
     return c_text[c_text.index("/* ---------------------------------------------------------------- kernels"):]
 
@@ -140,9 +109,11 @@ def test_streamed_stores_match_xla_and_plain_bits(name, workdir):
     plain = _generate(text, f"{name}_plain", workdir, 0)
     assert "aotc_vf_stream(" in _kernels(streamed.c_text) and "aotc_stream_fence();" in streamed.c_text
     assert "_stream(" not in _kernels(plain.c_text)
-    want = _run_ctypes(plain, f"{name}_plain", inputs, workdir, 0)
+    native = ("gcc", *CFLAGS, "-march=native")
+    want = run_hlo_text(text, inputs, workdir, f"{name}_plain", build_cmd=native, stream_min_bytes=0)
     for misalign in (0, 4, 12):
-        got = _run_ctypes(streamed, f"{name}_nt", inputs, workdir, misalign)
+        got = run_hlo_text(text, inputs, workdir, f"{name}_nt", build_cmd=native, stream_min_bytes=_SMALL,
+                           misalign=misalign)
         for k, (g, w, e) in enumerate(zip(got, want, expected)):
             assert g.tobytes() == w.tobytes(), f"{name} output {k}: streamed bits differ (result at +{misalign})"
             assert_matches(g, e, rtol, f"{name} output {k}")
