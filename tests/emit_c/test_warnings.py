@@ -122,7 +122,7 @@ _RANGED = {  # kernels threads split: the vector loop runs over [lo, hi), bounds
 
 @pytest.mark.parametrize("cc", COMPILERS)
 @pytest.mark.parametrize("kernel", sorted(_RANGED))
-@pytest.mark.parametrize("stream", [0, 4096])
+@pytest.mark.parametrize("stream", [0, pytest.param(4096, marks=pytest.mark.slow)])
 def test_ranged_vector_tails_build_warning_free(tmp_path, cc, kernel, stream):
     """A threaded kernel's vector loops end at an index computed before them and its tail
     starts there: gcc 12 -O3 warned (-Waggressive-loop-optimizations) on every threaded 1-D

@@ -46,7 +46,7 @@ CASES = {"prefetch_layernorm": (_layernorm("prefetch_layernorm", 96, 1024), _inp
 _ALL = {**CASES, "stream_softmax_odd": _STREAM_CASES["stream_softmax_odd"]}
 
 
-@pytest.mark.parametrize("name", sorted(_ALL))
+@pytest.mark.parametrize("name", [n if n in CASES else pytest.param(n, marks=pytest.mark.slow) for n in sorted(_ALL)])
 def test_prefetching_kernels_match_xla_on_threads(name, workdir):
     import aotc
 
