@@ -9,10 +9,11 @@ VENV ?= .venv
 PY := $(shell $(PYTHON) -c 'import os, sys, sysconfig; \
   managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")); \
   print("$(VENV)/bin/python" if managed else sys.executable)')
-# a running test count, no platform header; with pytest-xdist (a dev dependency) one worker
+# a running test count, no platform header, the 25 slowest tests at the end (to keep each
+# step inside its time budget); with pytest-xdist (a dev dependency) one worker
 # per core, tests handed out one by one (a file can hold a large share of a run); the e2e
 # builds are shared between the workers, each compiled once by whichever claims it first
-PYTEST = $(PY) -m pytest --no-header -o console_output_style=count \
+PYTEST = $(PY) -m pytest --no-header -o console_output_style=count --durations=25 \
   $(shell $(PY) -c 'import xdist' 2>/dev/null && echo "-n auto --dist load")
 
 .PHONY: install demo test test-slow test-fast fuzz bench bench-models clean
