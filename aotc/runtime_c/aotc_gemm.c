@@ -418,6 +418,25 @@ AOTC_INTERNAL int64_t aotc__tile_rows(int64_t left, int64_t MR) {
   return left;
 }
 
+/* Row tiles of an in-place A whose rows are a multiple of 2 KiB apart: such rows
+ * share a few sets of the L1 cache, and a 12-row tile's lines (with B's) overflow
+ * their 8 ways.  Tiles of MR/2 rows instead, the last one (MR/2+1 .. MR rows) as
+ * aotc__tile_rows takes it.  The tile's height changes no bits: each element of C
+ * sums its products in K order whatever the tile.  Only the 12-row AVX-512 tiles
+ * need it (Zen 4, 1024^3 f32 from row-major A: 101 -> 108 GFLOP/s; K = 1000, whose
+ * rows do not alias, ran at 109 either way). */
+#if defined(AOTC_HAVE_AVX512F)
+#define AOTC__GEMM_SPLIT_ALIASED 1
+#else
+#define AOTC__GEMM_SPLIT_ALIASED 0
+#endif
+AOTC_INTERNAL int aotc__rows_alias(int64_t rs_bytes, int64_t MR) {
+  return AOTC__GEMM_SPLIT_ALIASED && MR > 8 && rs_bytes % 2048 == 0;
+}
+AOTC_INTERNAL int64_t aotc__tile_rows_in_place(int64_t left, int64_t MR, int alias) {
+  return alias && left > MR ? MR / 2 : aotc__tile_rows(left, MR);
+}
+
 /* ---- matrix-vector shapes (M == 1 or N == 1) ------------------------------ */
 /* Packing would read the matrix twice and pad the vector to a whole tile, so
  * these shapes stream the matrix once instead:
@@ -840,6 +859,7 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
            * (MR+1)/2 rows, packed as one partial panel */                                 \
           const int in_place = a_cs == 1 && mc >= AOTC__SHORT_MIN(P##_MR);                  \
           if (!in_place) NAME##_pack_a(mc, kc, A + ic * a_rs + pc * a_cs, a_rs, a_cs, ap);  \
+          const int alias = in_place && aotc__rows_alias(a_rs * (int64_t)sizeof(T), P##_MR); \
           for (int64_t jr = 0; jr < nc; jr += P##_NR) {                                    \
             const int64_t nr = nc - jr < P##_NR ? nc - jr : P##_NR;                        \
             if (by_panel && !own)                                                          \
@@ -852,12 +872,13 @@ AOTC_INTERNAL aotc__panel aotc__next_panel(int64_t N, int64_t K, int64_t KC, int
             if (by_panel && !own && b_cs == 1)                                             \
               next = aotc__next_panel(N, K, P##_KC, P##_NR, jc, nc, pc, kc, jr);           \
             const T* bnext = next.rows > 0 ? B + next.row0 * b_rs + next.col0 : 0;         \
-            const int64_t tiles = (mc + P##_MR - 1) / P##_MR;                               \
+            const int64_t tile_h = alias ? P##_MR / 2 : P##_MR;                            \
+            const int64_t tiles = (mc + tile_h - 1) / tile_h;                               \
             const int64_t pf_step = (next.rows + tiles - 1) / tiles;                         \
             const int64_t pf_last = next.width - 1;                                         \
             int64_t mr = 0;                                                                \
             for (int64_t ir = 0, t = 0; ir < mc; ir += mr, ++t) {                          \
-              mr = in_place ? aotc__tile_rows(mc - ir, P##_MR)                             \
+              mr = in_place ? aotc__tile_rows_in_place(mc - ir, P##_MR, alias)             \
                             : (mc - ir < P##_MR ? mc - ir : P##_MR);                       \
               if (bnext) {                                                                 \
                 const int64_t k0 = t * pf_step;                                            \

@@ -278,10 +278,12 @@ def test_row_major_a_runs_in_its_planned_scratch(gemm_rt, mnk):
 
 
 @pytest.mark.parametrize("mnk", [(12, 32, 7), (37, 129, 300), (196, 32, 1152), (150, 40, 520), (128, 1024, 256),
-                                 (190, 512, 600)])
+                                 (190, 512, 600), (200, 64, 512), (77, 96, 1024), (13, 40, 2048)])
 def test_a_in_place_gives_the_bits_of_packed_a(gemm_rt, mnk):
     """A row-major A (read in place) and the same A transposed in memory (packed) give
-    bit-identical products: the micro-kernels sum in the same order."""
+    bit-identical products: the micro-kernels sum in the same order.  Rows a multiple
+    of 2 KiB apart (K = 512, 1024, 2048) run in half-height tiles on AVX-512, with a
+    last tile of 7 to 12 rows."""
     m, n, k = mnk
     rng = np.random.default_rng(5)
     ffi, lib = gemm_rt.ffi, gemm_rt.lib
