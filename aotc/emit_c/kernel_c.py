@@ -51,7 +51,8 @@ def _stmt(s: K.Stmt, depth: int, out: list[str], marks: bool = False) -> None:
     elif isinstance(s, K.Store):
         out.append(f"{pad}{s.buf.name}[{expr(s.index)}] = {expr(s.value)};")
     elif isinstance(s, K.Prefetch):
-        out.append(f"{pad}AOTC_PREFETCH_R(&{s.buf.name}[{expr(s.index)}]);")
+        hint = "AOTC_PREFETCH_AHEAD" if s.ahead else "AOTC_PREFETCH_R"
+        out.append(f"{pad}{hint}(&{s.buf.name}[{expr(s.index)}]);")
     elif isinstance(s, K.ArrayDecl):
         out.append(f"{pad}{ctype(s.buf.dtype)} {s.buf.name}[{s.buf.size}];")
         if s.init is not None:

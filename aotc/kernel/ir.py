@@ -61,10 +61,13 @@ class Store(Stmt):
 @dataclass(frozen=True, slots=True)
 class Prefetch(Stmt):
     """A hint: bring the cache line holding `buf[index]` closer before it is read
-    (kernel/prefetch.py). It computes nothing; `index` must be in bounds."""
+    (kernel/prefetch.py). It computes nothing; `index` must be in bounds. `ahead`: a read
+    ahead of a long stream, printed as AOTC_PREFETCH_AHEAD, which only the ISAs whose
+    hardware prefetch falls behind turn into an instruction (aotc_simd.h)."""
 
     buf: Buf
     index: Expr
+    ahead: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +297,7 @@ def map_exprs(body: tuple[Stmt, ...], fn) -> tuple[Stmt, ...]:
         elif isinstance(s, Store):
             s = Store(s.buf, fn(s.index), fn(s.value), s.stream)
         elif isinstance(s, Prefetch):
-            s = Prefetch(s.buf, fn(s.index))
+            s = Prefetch(s.buf, fn(s.index), s.ahead)
         elif isinstance(s, Loop):
             s = Loop(s.var, fn(s.start), fn(s.stop), map_exprs(s.body, fn), s.step, s.marks)
         elif isinstance(s, Repeat):

@@ -10,7 +10,7 @@ from .dce import remove_unused_values
 from .hoist import hoist_invariants
 from .propagate import propagate_indices
 from .parallel import collapse_outer, split_range, worth_threads
-from .prefetch import prefetch_next_rows
+from .prefetch import prefetch_next_rows, prefetch_streams
 from .reuse import reuse_fold_values
 from .simplify import simplify_indices
 from .strength import pick_constant_bounds
@@ -52,4 +52,5 @@ def run_kernel_passes(body: tuple[K.Stmt, ...], threaded_ok: bool = True,
         body, _ = p(body)
     body, outer = split_range(body, threaded)
     body, _ = prefetch_next_rows(body)   # the next row's lines while a later pass works on this one
+    body, _ = prefetch_streams(body)     # long input streams read ahead (AVX-512 only, in C)
     return body, outer
