@@ -423,7 +423,7 @@ AOTC_INTERNAL int64_t aotc__tile_rows(int64_t left, int64_t MR) {
  * their 8 ways.  Tiles of MR/2 rows instead, the last one (MR/2+1 .. MR rows) as
  * aotc__tile_rows takes it.  The tile's height changes no bits: each element of C
  * sums its products in K order whatever the tile.  Only the 12-row AVX-512 tiles
- * need it (Zen 4, 1024^3 f32 from row-major A: 101 -> 108 GFLOP/s; K = 1000, whose
+ * need it (Zen 4, 1024^3 f32 from row-major A: 101 -> 110 GFLOP/s; K = 1000, whose
  * rows do not alias, ran at 109 either way). */
 #if defined(AOTC_HAVE_AVX512F)
 #define AOTC__GEMM_SPLIT_ALIASED 1
