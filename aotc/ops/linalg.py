@@ -386,10 +386,22 @@ for _t in "sdcz":
 # ------------------------------------------------------------------ geev
 
 
+def laqr_work(letter: str, n: int) -> int:
+    """Elements (of the matrix's type) of the work ?hseqr takes after a routine's own scratch: the
+    multishift QR's windows and sweeps for n > 75, or ?hseqr's 49 x 49 retry of a smaller matrix
+    (AOTC_LA_LAQR_WORK in aotc_laqr.c, AOTC_LA_LAQR_C_WORK in aotc_laqr_c.c)."""
+    if letter in "sd":
+        return n * n // 4 + 4 * n + 3200
+    return 2977 if n < 49 else n * n // 4 + 2 * n
+
+
 def geev_work(letter: str, n: int) -> int:
     """Complex elements of scratch aotc_la_?_geev takes: h, z and x (complex, aotc_geev.c); complex
-    T, Z and x, then the real H, Z and a vector, then the complex pairs' phases (real, aotc_schur.c)."""
-    return 3 * n * n + 4 * n if letter in "sd" else 2 * n * n + 3 * n
+    T, Z and x, then the real H, Z and a vector, then the complex pairs' phases (real, aotc_schur.c);
+    then ?hseqr's work (in real elements for a real matrix)."""
+    if letter in "sd":
+        return 3 * n * n + 4 * n + (laqr_work(letter, n) + 1) // 2
+    return 2 * n * n + 3 * n + laqr_work(letter, n)
 
 
 def _geev_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -439,10 +451,10 @@ for _t in "sdcz":
 # ------------------------------------------------------------------ gees
 
 
-def gees_work(n: int) -> int:
+def gees_work(letter: str, n: int) -> int:
     """Elements (of the matrix's type) of scratch aotc_la_?_gees takes: the Hessenberg QR's
-    Z and vector, then ?gebal's n permutation entries."""
-    return n * n + 2 * n
+    Z and vector, then ?gebal's n permutation entries, then ?hseqr's work."""
+    return n * n + 2 * n + laqr_work(letter, n)
 
 
 def _gees_shape(instr: Instruction, shapes: list[Shape]) -> Shape:
@@ -469,7 +481,7 @@ def _gees_kernel(kb, instr: Instruction, outs) -> None:
     nb = prod(bd)
     if nb == 0:
         return
-    (work,) = _scratch(kb, [("work", a.dtype, gees_work(n))])
+    (work,) = _scratch(kb, [("work", a.dtype, gees_work(t, n))])
     src = kb.buffers[instr.operands[0]]
     b = _batch(kb, nb)
     tt, z, *w, sdim, info = outs

@@ -39,7 +39,12 @@ RUNTIME_FILES: tuple[str, ...] = (
     "aotc_fft.c",  # mixed-radix Stockham FFT, Bluestein for other lengths (optional part "fft")
     "aotc_linalg.h",  # linear algebra: scalar helpers per element type (optional part "linalg")
     "aotc_linalg.c",  # LU, Cholesky, triangular solve, QR, eigh, SVD (optional part "linalg")
+    "aotc_laqr5_c.c",  # complex multishift QR sweep (optional part "linalg")
+    "aotc_laqr_c.c",  # complex multishift QR with early deflation, n > 75 (optional part "linalg")
     "aotc_geev.c",  # general eigenproblem: Hessenberg, shifted QR, eigenvectors (optional part "linalg")
+    "aotc_laqr5.c",  # real multishift QR sweep (optional part "linalg")
+    "aotc_laqr_swap.c",  # reordering of a real Schur form for the early deflation (optional part "linalg")
+    "aotc_laqr.c",  # real multishift QR with early deflation, n > 75 (optional part "linalg")
     "aotc_schur.c",  # real Schur form: Hessenberg, Francis double-shift QR (optional part "linalg")
     "aotc_lowp.h",  # bf16 and s8 GEMM declarations (optional part "lowp")
     "aotc_lowp.c",  # vdpbf16ps / vpdpbusd / sdot / vpmaddwd GEMMs and their portable paths (optional part "lowp")
@@ -52,7 +57,8 @@ RUNTIME_FILES: tuple[str, ...] = (
 # Every optional part but "linalg" needs "vector" (VECTOR_PART) too.
 OPTIONAL_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "fft": ("aotc_fft_", ("aotc_fft.h", "aotc_fft_v8.c", "aotc_fft.c")),
-    "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c")),
+    "linalg": ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_laqr5_c.c", "aotc_laqr_c.c", "aotc_geev.c",
+                          "aotc_laqr5.c", "aotc_laqr_swap.c", "aotc_laqr.c", "aotc_schur.c")),
     "winograd": ("aotc_wino_", ("aotc_winograd.h", "aotc_winograd.c")),
     "taps": ("aotc_taps_", ("aotc_taps.h", "aotc_taps.c")),
     "lowp": ("aotc_lp_", ("aotc_lowp.h", "aotc_lowp.c")),

@@ -1,8 +1,9 @@
 /* aotc_geev.c -- the general eigenproblem of XLA:CPU's lapack_?geev_ffi targets: eigenvalues
  * and right/left eigenvectors of a square matrix.  Householder reduction to Hessenberg form,
  * single-shift complex QR with LAPACK's (zlahqr's) deflation test and shifts to the Schur form
- * T = Z^H A Z, eigenvectors of T by back-substitution (as ztrevc) moved back by Z, and zgeev's
- * normalization: unit 2-norm, largest component real.  Written once in complex arithmetic
+ * T = Z^H A Z (for n > 75 zhseqr's multishift QR with aggressive early deflation, aotc_laqr_c.c),
+ * eigenvectors of T by back-substitution (as ztrevc) moved back by Z, and zgeev's normalization:
+ * unit 2-norm, largest component real.  Written once in complex arithmetic
  * (AOTC__LA_GEEV over aotc_la_c and aotc_la_z).  The matrix is balanced first (permuted and
  * scaled, as LAPACK 3.12's ?gebal) and the eigenvectors moved back (?gebak).  The complex
  * Schur decomposition of lapack_[cz]gees_ffi is the same Hessenberg reduction and QR.  The real
@@ -12,6 +13,9 @@
 #define AOTC_GEEV_C 1 /* the guard of aotc_schur.c's #include of this file */
 #ifndef AOTC_LINALG_H
 #include "aotc_linalg.h"
+#endif
+#ifndef AOTC_LAQR_C_C
+#include "aotc_laqr_c.c" /* the multishift QR of n > 75 (AOTC__LA_LAQR_CPLX) */
 #endif
 #include <math.h>
 #include <stdint.h>
@@ -49,7 +53,7 @@ AOTC_INLINE void P##_gebal(int permute, int scale, int64_t n, T* a, R* sc, int64
   if (n <= 0) return;                                                                                                 \
   for (int noconv = permute; noconv;) {                                                                               \
     noconv = 0;                                                                                                       \
-    for (int64_t i = l; i >= 0; --i) { /* the loop's range is fixed when it starts, as in Fortran */                   \
+    for (int64_t i = l; i >= 0; --i) { /* the loop's range is fixed when it starts, as in Fortran */                  \
       int can = 1;                                                                                                    \
       for (int64_t j = 0; j <= l && can; ++j) can = i == j || P##_abs1(a[i * n + j]) == (R)0;                         \
       if (!can) continue;                                                                                             \
@@ -106,8 +110,8 @@ AOTC_INLINE void P##_gebal(int permute, int scale, int64_t n, T* a, R* sc, int64
 }                                                                                                                     \
 /* ?gebak on column c of the n x n row-major v: rows ilo..ihi times scale (right vectors) or over it (left), then     \
    the exchanges undone, those before ilo from ilo - 1 down, then those after ihi upwards. */                         \
-AOTC_INLINE void P##_gebak(int left, int64_t n, T* v, int64_t c, const R* sc, int64_t ilo, int64_t ihi) {            \
-  for (int64_t i = ilo; i <= ihi && ilo < ihi; ++i) /* none when ilo == ihi (scale[ilo] may be an index) */          \
+AOTC_INLINE void P##_gebak(int left, int64_t n, T* v, int64_t c, const R* sc, int64_t ilo, int64_t ihi) {             \
+  for (int64_t i = ilo; i <= ihi && ilo < ihi; ++i) /* none when ilo == ihi (scale[ilo] may be an index) */           \
     v[i * n + c] = P##_rmul(v[i * n + c], left ? (R)1 / sc[i] : sc[i]);                                               \
   for (int64_t ii = 0; ii < n; ++ii) {                                                                                \
     int64_t i = ii;                                                                                                   \
@@ -117,7 +121,7 @@ AOTC_INLINE void P##_gebak(int left, int64_t n, T* v, int64_t c, const R* sc, in
     if (k != i) { T t = v[i * n + c]; v[i * n + c] = v[k * n + c]; v[k * n + c] = t; }                                \
   }                                                                                                                   \
 }                                                                                                                     \
-/* ?gees's Schur vectors: the QR's q moved back by ?gebak into z, or zeros without `vectors`. */                     \
+/* ?gees's Schur vectors: the QR's q moved back by ?gebak into z, or zeros without `vectors`. */                      \
 AOTC_INLINE void P##_gees_vectors(int vectors, int64_t n, T* z, const T* q, const R* sc, int64_t ilo, int64_t ihi) {  \
   if (!vectors) {                                                                                                     \
     memset(z, 0, (size_t)(n * n) * sizeof(T));                                                                        \
@@ -256,10 +260,10 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
       l = k;                                                                                                          \
       if (l > 0) h[l * n + l - 1] = zero;                                                                             \
       if (l >= i) { done = 1; break; }                                                                                \
-      T t;                                                                                                            \
-      if (its % 20 == 10) {                                                                                           \
+      T t; /* the exceptional shifts of LAPACK 3.12 at the 10th and 20th step since the last deflation */             \
+      if ((its + 1) % 20 == 10) {                                                                                     \
         t = P##_add(h[l * n + l], P##_mk((R)0.75 * P##_fabs(P##_re(h[(l + 1) * n + l])), (R)0));                      \
-      } else if (its % 20 == 0 && its > 0) {                                                                          \
+      } else if ((its + 1) % 20 == 0) {                                                                               \
         t = P##_add(h[i * n + i], P##_mk((R)0.75 * P##_fabs(P##_re(h[i * n + i - 1])), (R)0));                        \
       } else { /* Wilkinson's shift */                                                                                \
         t = h[i * n + i];                                                                                             \
@@ -339,6 +343,7 @@ AOTC_INLINE int32_t P##_lahqr(int64_t n, T* h, T* z, T* w) {                    
   }                                                                                                                   \
   return 0;                                                                                                           \
 }                                                                                                                     \
+AOTC__LA_LAQR_CPLX(P, T, R)                                                                                           \
                                                                                                                       \
 /* zgeev's normalization of the column c of the n x n row-major v: unit 2-norm, then the component of largest         \
    modulus made real (and non-negative); with `real`, only the unit norm (dgeev's, of a real eigenvalue's vector).    \
@@ -418,7 +423,7 @@ AOTC_INLINE void P##_trevc(int left, int right, int64_t n, const T* t, const T* 
 /* The general eigenproblem (?geev) of the n x n matrix already copied into h (row-major; overwritten): w the         \
    eigenvalues, vl/vr (when asked; zeros otherwise) the normalized left/right eigenvectors as columns, *info 0        \
    or the 1-based index of an eigenvalue that did not converge (LAPACK's info; the outputs are then NaN).             \
-   work: n*n + 2n elements. */                                                                                        \
+   work: n*n + 2n + AOTC_LA_LAQR_C_WORK(n) elements (z, x, the balancing's scale, P##_hseqr's). */                    \
 AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl, T* vr, int32_t* info, T* work) {    \
   T* z = work;                                                                                                        \
   T* x = work + n * n;                                                                                                \
@@ -426,7 +431,7 @@ AOTC_INLINE void P##_geev_core(int left, int right, int64_t n, T* h, T* w, T* vl
   int64_t ilo, ihi;                                                                                                   \
   P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* ?geev balances: permutes and scales */                                    \
   P##_hessenberg(n, h, z, x);                                                                                         \
-  *info = P##_lahqr(n, h, z, w);                                                                                      \
+  *info = P##_hseqr(n, ilo, ihi, h, z, w, work + n * n + 2 * n);                                                      \
   if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(T));                                                              \
   if (!right) memset(vr, 0, (size_t)(n * n) * sizeof(T));                                                             \
   if (*info != 0) {                                                                                                   \
@@ -449,7 +454,8 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* w, T*
 }                                                                                                                     \
                                                                                                                       \
 /* The complex Schur decomposition (?gees, no sorting): A = Z T Z^H, t upper triangular, z unitary (zeros unless      \
-   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + 2n elements. */                                 \
+   `vectors`), w = diag(T), *sdim = 0, *info as ?geev's.  work: n*n + 2n + AOTC_LA_LAQR_C_WORK(n) elements (the       \
+   QR's Z, a vector, ?gebal's permutation, P##_hseqr's). */                                                           \
 AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w, int32_t* sdim, int32_t* info,       \
                           T* work) {                                                                                  \
   if (n > 0 && t != src) memcpy(t, src, (size_t)(n * n) * sizeof(T));                                                 \
@@ -459,7 +465,7 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   if (cscale != (R)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, t, n); /* zgees's scaling */                         \
   P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* ?gees permutes (no scaling), then moves the vectors back */               \
   P##_hessenberg(n, t, work, work + n * n);                                                                           \
-  *info = P##_lahqr(n, t, work, w);                                                                                   \
+  *info = P##_hseqr(n, ilo, ihi, t, work, w, work + n * n + 2 * n);                                                   \
   *sdim = 0;                                                                                                          \
   if (n <= 0) return;                                                                                                 \
   P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \

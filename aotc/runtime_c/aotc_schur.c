@@ -6,11 +6,10 @@
  * ?lahqr: Francis double-shift QR with the Ahues-Kressner deflation test and its exceptional
  * shifts, each converged 2 x 2 block standardized by ?lanv2.  wr/wi are the eigenvalues
  * (a pair as wr +- i wi, the positive imaginary part first), sdim 0 (no sorting), info 0 or
- * LAPACK's: the 1-based row whose eigenvalue did not converge.  Not done: ?gees's balancing
- * by permutation and its scaling of matrices with norms near the overflow or underflow
- * thresholds; ?hseqr's multishift QR for n > 75 (the same decomposition, the eigenvalues
- * possibly found in another order).  Written once (AOTC__LA_GEES_REAL) over aotc_la_s and
- * aotc_la_d; matrices row-major.
+ * LAPACK's: the 1-based row whose eigenvalue did not converge.  For n > 75, ?hseqr's multishift
+ * QR with aggressive early deflation instead (?laqr0, aotc_laqr.c), which finds the eigenvalues
+ * in its own order.  Written once (AOTC__LA_GEES_REAL) over aotc_la_s and aotc_la_d; matrices
+ * row-major.
  *
  * The real general eigenproblem (lapack_[sd]geev_ffi) starts from the same real Schur form, so
  * its eigenvalues are LAPACK's: in its order, real ones with wi exactly 0, pairs exactly
@@ -25,6 +24,9 @@
 #ifndef AOTC_GEEV_C
 #include "aotc_geev.c" /* the complex back-substitution (aotc_la_[cz]_trevc) */
 #endif
+#ifndef AOTC_LAQR_C
+#include "aotc_laqr.c" /* ?hseqr's multishift QR for n > 75 (AOTC__LA_LAQR_REAL) */
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,8 +35,9 @@
 #define AOTC__RS_AT(x, r, c) (x)[(int64_t)(r) * n + (c)]
 
 /* Francis double-shift QR of the n x n upper Hessenberg h to the real Schur form (?lahqr with wantt, wantz,
-   ilo = 1, ihi = n), z accumulating the transformations; wr/wi the eigenvalues.  Returns 0, or the
-   1-based row i whose eigenvalue did not converge within 30 max(10, n) iterations (rows i+1.. converged). */
+   ilo = 1, ihi = n), z accumulating the transformations (NULL: none, as wantz false); wr/wi the eigenvalues.
+   Returns 0, or the 1-based row i whose eigenvalue did not converge within 30 max(10, n) iterations (rows i+1..
+   converged). */
 #define AOTC__LA_LAHQR_REAL(P, T)                                                                                     \
 AOTC_INLINE int32_t P##_rs_lahqr(int64_t n, T* h, T* z, T* wr, T* wi) {                                               \
   const int kexsh = 10;                                                                                               \
@@ -143,7 +146,7 @@ AOTC_INLINE int32_t P##_rs_lahqr(int64_t n, T* h, T* z, T* wr, T* wi) {         
           AOTC__RS_AT(h, k + 1, j) -= sum * t2;                                                                       \
           if (nr == 3) AOTC__RS_AT(h, k + 2, j) -= sum * t3;                                                          \
         }                                                                                                             \
-        for (int pass = 0; pass < 2; ++pass) { /* from the right: rows 0..last of h, every row of z */                \
+        for (int pass = 0; pass < (z ? 2 : 1); ++pass) { /* from the right: rows 0..last of h, every row of z */      \
           T* x = pass ? z : h;                                                                                        \
           const int64_t rows = pass ? n : last + 1;                                                                   \
           for (int64_t j = 0; j < rows; ++j) {                                                                        \
@@ -166,7 +169,7 @@ AOTC_INLINE int32_t P##_rs_lahqr(int64_t n, T* h, T* z, T* wr, T* wi) {         
                    &AOTC__RS_AT(h, i, i), &wr[i - 1], &wi[i - 1], &wr[i], &wi[i], &cs, &sn);                           \
       if (n - 1 > i) P##_rs_rot(n - 1 - i, &AOTC__RS_AT(h, i - 1, i + 1), &AOTC__RS_AT(h, i, i + 1), 1, cs, sn);      \
       P##_rs_rot(i - 1, &AOTC__RS_AT(h, 0, i - 1), &AOTC__RS_AT(h, 0, i), n, cs, sn);                                 \
-      P##_rs_rot(n, &AOTC__RS_AT(z, 0, i - 1), &AOTC__RS_AT(z, 0, i), n, cs, sn);                                     \
+      if (z) P##_rs_rot(n, &AOTC__RS_AT(z, 0, i - 1), &AOTC__RS_AT(z, 0, i), n, cs, sn);                              \
     }                                                                                                                 \
     kdefl = 0;                                                                                                        \
     i = l - 1;                                                                                                        \
@@ -346,6 +349,7 @@ AOTC_INLINE void P##_rs_lanv2(T* a, T* b, T* c, T* d, T* rt1r, T* rt1i, T* rt2r,
 }                                                                                                                     \
                                                                                                                       \
 AOTC__LA_LAHQR_REAL(P, T)                                                                                             \
+AOTC__LA_LAQR_REAL(P, T)                                                                                              \
                                                                                                                       \
 /* dgees's return of a scaled matrix's Schur form to A's scale: T's upper Hessenberg part, wr read from its diagonal  \
    again; when scaled up from near underflow, a 2 x 2 block whose subdiagonal entry underflowed holds two real        \
@@ -376,7 +380,8 @@ AOTC_INLINE void P##_gees_unscale(int64_t n, T* t, T* z, T* wr, T* wi, T anrm, T
 }                                                                                                                     \
                                                                                                                       \
 /* The real Schur decomposition (?gees, no sorting) of the row-major n x n src: t = T, z = Z (zeros unless            \
-   `vectors`), wr/wi the eigenvalues, *sdim = 0, *info as ?lahqr's.  work: n*n + 2n elements. */                      \
+   `vectors`), wr/wi the eigenvalues, *sdim = 0, *info as ?hseqr's.  work: n*n + 2n + AOTC_LA_LAQR_WORK(n)            \
+   elements (the QR's Z, a vector, ?gebal's permutation, then P##_rs_hseqr's work). */                                \
 AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* wr, T* wi, int32_t* sdim,              \
                           int32_t* info, T* work) {                                                                   \
   *sdim = 0;                                                                                                          \
@@ -389,7 +394,7 @@ AOTC_RT_API void P##_gees(int vectors, int64_t n, const T* src, T* t, T* z, T* w
   if (cscale != (T)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, t, n); /* dgees's scaling */                         \
   P##_gebal(1, 0, n, t, sc, &ilo, &ihi); /* dgees permutes (no scaling), then moves the vectors back */               \
   P##_rs_hessenberg(n, t, work, work + n * n);                                                                        \
-  *info = P##_rs_lahqr(n, t, work, wr, wi);                                                                           \
+  *info = P##_rs_hseqr(n, ilo, ihi, t, work, wr, wi, work + n * n + 2 * n);                                          \
   P##_gees_vectors(vectors, n, z, work, sc, ilo, ihi);                                                                \
   if (cscale != (T)0) P##_gees_unscale(n, t, vectors ? z : NULL, wr, wi, anrm, cscale);                               \
 }
@@ -406,7 +411,8 @@ AOTC__LA_GEES_REAL(aotc_la_s, float, 0x1p-51f)
 AOTC__LA_GEES_REAL(aotc_la_d, double, 0x1p-485)
 
 /* The real general eigenproblem (?geev): wr/wi the eigenvalues, vl/vr (complex columns, zeros unless asked)
-   the normalized left/right eigenvectors, *info as ?lahqr's (everything NaN then).  work: 3n^2 + 4n complex. */
+   the normalized left/right eigenvectors, *info as ?hseqr's (everything NaN then).  work: 3n^2 + 4n complex,
+   then P##_rs_hseqr's AOTC_LA_LAQR_WORK(n) reals: 3n^2 + 4n + (AOTC_LA_LAQR_WORK(n) + 1) / 2 complex. */
 #define AOTC__LA_GEEV_REAL(P, Q, T, CT)                                                                               \
 /* T_c := U^H T_c U and z_c := z_c U for the unitary U = [b i w; i w b] / hypot(b, w) that triangularizes the         \
    standard block [a b; c a] at row i (w = sqrt(|b| |c|)): the eigenvalue a + i w first, as dgeev orders them. */     \
@@ -490,7 +496,7 @@ AOTC_RT_API void P##_geev(int left, int right, int64_t n, const T* src, T* wr, T
   if (cscale != (T)0) P##_lascl(AOTC_LA_ALL, anrm, cscale, n, n, h, n); /* dgeev's scaling */                         \
   P##_gebal(1, 1, n, h, sc, &ilo, &ihi); /* dgeev balances: permutes and scales */                                    \
   P##_rs_hessenberg(n, h, zr, zr + n * n);                                                                            \
-  *info = P##_rs_lahqr(n, h, zr, wr, wi);                                                                             \
+  *info = P##_rs_hseqr(n, ilo, ihi, h, zr, wr, wi, (T*)(ph + 2 * n));                                                \
   if (!left) memset(vl, 0, (size_t)(n * n) * sizeof(CT));                                                             \
   if (!right) memset(vr, 0, (size_t)(n * n) * sizeof(CT));                                                            \
   if (*info != 0) {                                                                                                   \

@@ -34,7 +34,9 @@ def lib(tmp_path_factory):
     r = subprocess.run(["gcc", "-std=c11", "-O2", "-DAOTC_RT_API=", "-shared", "-fPIC", f"-I{RUNTIME_DIR}", "-o",
                         str(so), str(src), "-lm"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[:3000]
-    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_geev.c", "aotc_schur.c"))
+    assert OPTIONAL_PARTS["linalg"] == ("aotc_la_", ("aotc_linalg.h", "aotc_linalg.c", "aotc_laqr5_c.c", "aotc_laqr_c.c",
+                                                     "aotc_geev.c", "aotc_laqr5.c", "aotc_laqr_swap.c", "aotc_laqr.c",
+                                                     "aotc_schur.c"))
     return ctypes.CDLL(str(so))
 
 
@@ -241,7 +243,7 @@ def _geev(lib, t, a):
 
 
 @pytest.mark.parametrize("t", "sdcz")
-@pytest.mark.parametrize("n", [1, 2, 5, 17, 64])
+@pytest.mark.parametrize("n", [1, 2, 5, 17, 64, 100, 160])
 def test_geev(lib, t, n):
     """A vr = vr diag(w), vl^H A = diag(w) vl^H, unit columns with the largest entry real (and
     positive, as zgeev makes it; a real matrix's vectors keep dgeev's signs, which may be
@@ -302,13 +304,13 @@ def test_geev_nan_info(lib, t):
 
 
 @pytest.mark.parametrize("t", "cz")
-@pytest.mark.parametrize("n", [1, 3, 17])
+@pytest.mark.parametrize("n", [1, 3, 17, 100, 160])
 def test_gees(lib, t, n):
     rng = np.random.default_rng(n)
     a = _rand(rng, (n, n), t)
     tt, z, w = np.zeros_like(a), np.zeros_like(a), np.zeros(n, a.dtype)
     sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
-    work = np.zeros(gees_work(n), a.dtype)
+    work = np.zeros(gees_work(t, n), a.dtype)
     getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(w), _p(sdim), _p(info), _p(work))
     assert info[0] == 0 and sdim[0] == 0
     assert np.all(np.tril(tt, -1) == 0) and np.array_equal(np.diag(tt), w)
@@ -321,9 +323,9 @@ def _gees_real(lib, t, a):
     tt, z = np.zeros_like(a), np.zeros_like(a)
     wr, wi = np.zeros(n, a.dtype), np.zeros(n, a.dtype)
     sdim, info = np.ones(1, np.int32), np.ones(1, np.int32)
-    work = np.full(gees_work(n) + 16, 7.0, a.dtype)  # the planned scratch and a guard zone behind it
+    work = np.full(gees_work(t, n) + 16, 7.0, a.dtype)  # the planned scratch and a guard zone behind it
     getattr(lib, f"aotc_la_{t}_gees")(1, I64(n), _p(a), _p(tt), _p(z), _p(wr), _p(wi), _p(sdim), _p(info), _p(work))
-    assert np.all(work[gees_work(n):] == 7.0), "gees wrote past its planned scratch"
+    assert np.all(work[gees_work(t, n):] == 7.0), "gees wrote past its planned scratch"
     return tt, z, wr, wi, int(sdim[0]), int(info[0])
 
 
@@ -333,7 +335,7 @@ def _cyclic(n):
 
 @pytest.mark.parametrize("t", "sd")
 @pytest.mark.parametrize("kind, n", [("random", 1), ("random", 2), ("random", 3), ("random", 17), ("random", 80),
-                                     ("cyclic", 4), ("cyclic", 9), ("triangular", 6), ("rotation", 2),
+                                     ("random", 160), ("cyclic", 4), ("cyclic", 9), ("cyclic", 100), ("triangular", 6), ("rotation", 2),
                                      ("zero", 5), ("lower2", 2)])
 def test_gees_real(lib, t, kind, n):
     """Real Schur form: T upper quasi-triangular with standardized 2 x 2 blocks (equal diagonal,
@@ -368,3 +370,24 @@ def test_gees_real_nan_info(lib, t):
     a = _rand(np.random.default_rng(5), (5, 5), t)
     a[0, 1] = np.nan  # QR never converges: info > 0 (XLA's caller makes T and Z NaN)
     assert _gees_real(lib, t, a)[-1] > 0
+
+
+def test_hseqr_work_sizes_agree(tmp_path):
+    """aotc/ops/linalg.py's laqr_work plans the scratch ?hseqr's multishift QR takes: the C macros
+    (AOTC_LA_LAQR_WORK, AOTC_LA_LAQR_C_WORK) give the same numbers."""
+    from aotc.ops.linalg import laqr_work
+    ns = [0, 1, 48, 49, 75, 76, 100, 151, 1000, 4097]
+    src = tmp_path / "w.c"
+    src.write_text('#include <stdio.h>\n#include "aotc_rt.h"\n#include "aotc_linalg.c"\n#include "aotc_geev.c"\n'
+                   '#include "aotc_schur.c"\nint main(void) {\n'
+                   + "".join(f'  printf("%lld %lld\\n", (long long)AOTC_LA_LAQR_WORK((int64_t){n}), '
+                             f'(long long)AOTC_LA_LAQR_C_WORK((int64_t){n}));\n' for n in ns)
+                   + "  return 0;\n}\n")
+    exe = tmp_path / "w"
+    r = subprocess.run(["gcc", "-std=c11", f"-I{RUNTIME_DIR}", "-o", str(exe), str(src), "-lm"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr[:3000]
+    got = [tuple(map(int, line.split())) for line in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                                     check=True).stdout.splitlines()]
+    assert got == [(laqr_work("d", n), laqr_work("z", n)) for n in ns]
+
