@@ -118,6 +118,18 @@ def _cases() -> dict[str, Case]:
         add(Case("eig", dt, (16, 16), "quasi", check="eig"), "_quasi")
         add(Case("eig_left", dt, (16, 16), "quasi", check="eig"), "_quasi")
     add(Case("eigvals", "f64", (2, 9, 9), "scaled", check="eig"), "_scaled")
+    # past 75 x 75 LAPACK's ?hseqr runs the multishift QR with aggressive early deflation (?laqr0):
+    # 10 shifts a sweep below 150 rows, 24 (accumulated in blocks) at 200
+    for dt, n in (("f64", 76), ("f64", 100), ("c128", 100), ("c64", 90), ("f32", 80)):
+        add(Case("eig", dt, (n, n), check="eig"))
+    add(Case("eig_left", "f64", (80, 80), check="eig"))
+    for dt, n in (("f64", 200), ("c128", 200), ("f64", 300)):
+        add(Case("eigvals", dt, (n, n), check="eig"))
+    add(Case("eigvals", "f64", (2, 90, 90), "scaled", check="eig"), "_scaled")
+    add(Case("eigvals", "f64", (100, 100), "isolated", check="eig"), "_isolated")
+    for dt, n in (("f64", 200), ("f32", 100), ("c64", 100)):
+        add(Case("schur" if dt[0] == "f" else "schur_complex", dt, (n, n), check="schur"))
+    add(Case("schur", "f64", (100, 100), "isolated", check="schur"), "_isolated")
     add(Case("eigvals", "c64", (2, 5, 5), "nan", check="eig"), "_nan")
     return out
 
