@@ -1,9 +1,10 @@
 /* aotc_laqr_c.c -- the complex Schur form of a large Hessenberg matrix as LAPACK's zhseqr finds it for
  * n > 75: the small-bulge multishift QR with aggressive early deflation (Braman, Byers and Mathias) of
- * ?laqr0, with its window deflation ?laqr3 (?laqr2 and ?laqr4 inside it), its sweep ?laqr5, the
- * reordering ?trexc (?lartg, ?rot) and the window's Hessenberg reduction ?gehd2 / ?unm2r, transcribed
- * from LAPACK 3.12 (as OpenBLAS 0.3.30 ships it) step by step, so the eigenvalues come out in LAPACK's
- * order.  Written once in complex arithmetic (AOTC__LA_LAQR_CPLX, instantiated by aotc_geev.c inside its
+ * ?laqr0, with its window deflation ?laqr3 (?laqr2 and ?laqr4 inside it), its sweep ?laqr5 (in
+ * aotc_laqr5_c.c), the reordering ?trexc (?lartg, ?rot) and the window's Hessenberg reduction ?gehd2 /
+ * ?unm2r, following LAPACK 3.12 (as OpenBLAS 0.3.30 ships it) step by step, so the eigenvalues come out
+ * in LAPACK's order wherever its BLAS kernels' rounding does not decide it (docs/custom_calls.md).
+ * Written once in complex arithmetic (AOTC__LA_LAQR_CPLX, instantiated by aotc_geev.c inside its
  * AOTC__LA_GEEV after P##_lahqr, which serves as ?lahqr).  Row-major storage; the routines below take
  * Fortran's 1-based indices (AOTC__LQ_H(i, j) is H(i, j)), wantt and wantz always.
  *
