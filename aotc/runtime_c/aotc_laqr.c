@@ -103,14 +103,15 @@ AOTC_INLINE void P##_lq_larf(int right, int64_t m, int64_t nc, const T* v, int64
   }                                                                                                                   \
 }                                                                                                                     \
                                                                                                                       \
-/* row[0..m) := row v for the m x m row-major v (a ?gemm row, k order); tmp: m scratch */                             \
-AOTC_INLINE void P##_lq_rowmul(int64_t m, T* row, const T* v, int64_t ldv, T* tmp) {                                  \
+/* x[0..m) (stride inc: part of a row of h or z, or of a column) := x v for the m x m row-major v (a ?gemm            \
+   product's row or, read as v^T x, its column; k order); tmp: m scratch */                                           \
+AOTC_INLINE void P##_lq_rowmul(int64_t m, T* x, int64_t inc, const T* v, int64_t ldv, T* tmp) {                       \
   for (int64_t j = 0; j < m; ++j) {                                                                                   \
     T acc = (T)0;                                                                                                     \
-    for (int64_t l = 0; l < m; ++l) acc = P##_lq_madd(acc, row[l], AOTC__LQ(v, ldv, l, j));                           \
+    for (int64_t l = 0; l < m; ++l) acc = P##_lq_madd(acc, x[l * inc], AOTC__LQ(v, ldv, l, j));                       \
     tmp[j] = acc;                                                                                                     \
   }                                                                                                                   \
-  for (int64_t j = 0; j < m; ++j) row[j] = tmp[j];                                                                    \
+  for (int64_t j = 0; j < m; ++j) x[j * inc] = tmp[j];                                                                \
 }                                                                                                                     \
                                                                                                                       \
 AOTC__LA_LAQR_SWAP_REAL(P, T)                                                                                         \
@@ -269,18 +270,10 @@ AOTC_INLINE void P##_rs_laqr23(int rec, int64_t n, int64_t ktop, int64_t kbot, i
         AOTC__LQ(t, jw, i + 1, i) = aii;                                                                              \
       }                                                                                                               \
     /* the rest of h and z: rows above the window times v, v^T times the columns right of it */                       \
-    for (int64_t r = 0; r < kwtop; ++r) P##_lq_rowmul(jw, &AOTC__LQ(h, ldh, r, kwtop), v, jw, tmp);                   \
-    for (int64_t c = kbot + 1; c < n; ++c) {                                                                          \
-      for (int64_t j = 0; j < jw; ++j) {                                                                              \
-        T acc = (T)0;                                                                                                 \
-        for (int64_t l = 0; l < jw; ++l)                                                                              \
-          acc = P##_lq_madd(acc, AOTC__LQ(v, jw, l, j), AOTC__LQ(h, ldh, kwtop + l, c));                              \
-        tmp[j] = acc;                                                                                                 \
-      }                                                                                                               \
-      for (int64_t j = 0; j < jw; ++j) AOTC__LQ(h, ldh, kwtop + j, c) = tmp[j];                                       \
-    }                                                                                                                 \
+    for (int64_t r = 0; r < kwtop; ++r) P##_lq_rowmul(jw, &AOTC__LQ(h, ldh, r, kwtop), 1, v, jw, tmp);                \
+    for (int64_t c = kbot + 1; c < n; ++c) P##_lq_rowmul(jw, &AOTC__LQ(h, ldh, kwtop, c), ldh, v, jw, tmp);           \
     if (z)                                                                                                            \
-      for (int64_t r = iloz; r <= ihiz; ++r) P##_lq_rowmul(jw, &AOTC__LQ(z, ldz, r, kwtop), v, jw, tmp);              \
+      for (int64_t r = iloz; r <= ihiz; ++r) P##_lq_rowmul(jw, &AOTC__LQ(z, ldz, r, kwtop), 1, v, jw, tmp);           \
   }                                                                                                                   \
   *nd = jw - nsw;                                                                                                     \
   *ns = nsw - infqr;                                                                                                  \

@@ -209,19 +209,12 @@ AOTC_INLINE void P##_rs_laqr5(int kacc22, int64_t n, int64_t ktop, int64_t kbot,
       const int64_t nu = (kdu - (ndcol - kbot > 0 ? ndcol - kbot : 0)) - k1 + 1;                                      \
       const int64_t r0 = incol + k1; /* h's first row (and column) U touches */                                       \
       const T* uu = &AOTC__LQ(u, kdu, k1 - 1, k1 - 1);                                                                \
-      for (int64_t c = (ndcol < kbot ? ndcol : kbot) + 1; c < n; ++c) {                                               \
-        for (int64_t i = 0; i < nu; ++i) {                                                                            \
-          T acc = (T)0;                                                                                               \
-          for (int64_t l = 0; l < nu; ++l)                                                                            \
-            acc = P##_lq_madd(acc, AOTC__LQ(uu, kdu, l, i), AOTC__LQ(h, ldh, r0 + l, c));                             \
-          tmp[i] = acc;                                                                                               \
-        }                                                                                                             \
-        for (int64_t i = 0; i < nu; ++i) AOTC__LQ(h, ldh, r0 + i, c) = tmp[i];                                        \
-      }                                                                                                               \
+      for (int64_t c = (ndcol < kbot ? ndcol : kbot) + 1; c < n; ++c)                                                 \
+        P##_lq_rowmul(nu, &AOTC__LQ(h, ldh, r0, c), ldh, uu, kdu, tmp);                                               \
       const int64_t rtop = ktop > incol ? ktop : incol;                                                               \
-      for (int64_t r = 0; r < rtop; ++r) P##_lq_rowmul(nu, &AOTC__LQ(h, ldh, r, r0), uu, kdu, tmp);                   \
+      for (int64_t r = 0; r < rtop; ++r) P##_lq_rowmul(nu, &AOTC__LQ(h, ldh, r, r0), 1, uu, kdu, tmp);                \
       if (z)                                                                                                          \
-        for (int64_t r = iloz; r <= ihiz; ++r) P##_lq_rowmul(nu, &AOTC__LQ(z, ldz, r, r0), uu, kdu, tmp);             \
+        for (int64_t r = iloz; r <= ihiz; ++r) P##_lq_rowmul(nu, &AOTC__LQ(z, ldz, r, r0), 1, uu, kdu, tmp);          \
     }                                                                                                                 \
   }                                                                                                                   \
 }
